@@ -1,0 +1,50 @@
+"""LLM Anatomy: a visual playground for the parts of a large language model.
+
+``python app.py`` serves it (``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT`` choose where). Importing
+this module builds the UI only: torch is imported by the first event that computes.
+"""
+from __future__ import annotations
+
+import gradio as gr
+
+from components import common, masks
+from components.i18n import build_i18n, t
+
+# (tab id, label key, module): deleting a tab is deleting its line here and its module.
+TABS = [
+    ("masks", "tab_masks", masks),
+]
+
+STRINGS = {
+    "en": {
+        "app_header": "# LLM Anatomy\nThe parts of a large language model, computed live by PyTorch. "
+                      "Change any control: every picture is recomputed, nothing is pre-drawn.",
+    },
+    "zh-CN": {
+        "app_header": "# LLM 解剖室\n大语言模型的各个部件，由 PyTorch 实时计算。"
+                      "改动任意控件，每幅图都会重新计算，没有任何预先画好的结果。",
+    },
+}
+
+i18n = build_i18n(STRINGS, common.STRINGS, *(module.STRINGS for _, _, module in TABS))
+
+with gr.Blocks(title="LLM Anatomy") as demo:
+    gr.Markdown(t("app_header"))
+    with gr.Tabs():
+        for tab_id, label, module in TABS:
+            with gr.Tab(t(label), id=tab_id):
+                module.build(demo)
+
+demo.queue(default_concurrency_limit=4, max_size=64)
+
+CSS = """
+.device-line textarea { font-family: ui-monospace, monospace; font-size: 0.85em; }
+"""
+# System fonts only: a Space or a sandbox may not reach a font CDN.
+THEME = gr.themes.Soft(font=["Inter", "ui-sans-serif", "system-ui", "WenQuanYi Micro Hei", "sans-serif"],
+                       font_mono=["ui-monospace", "monospace"])
+LAUNCH_KWARGS = dict(i18n=i18n, theme=THEME, css=CSS, max_file_size="1mb",
+                     footer_links=["api", "gradio", "settings"])
+
+if __name__ == "__main__":
+    demo.launch(**LAUNCH_KWARGS)

@@ -1,0 +1,92 @@
+"""What every tab shares: backend errors as ``gr.Error``, the device line, the Explain accordion."""
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Callable, TypeVar
+
+import gradio as gr
+
+from components.i18n import t
+
+F = TypeVar("F", bound=Callable)
+log = logging.getLogger("llm_anatomy")
+
+STRINGS = {
+    "en": {
+        "computed_on": "Computed on",
+        "explain": "Explain",
+        "error_internal": "Something went wrong on the server; the app is still running. Try other settings.",
+    },
+    "zh-CN": {
+        "computed_on": "计算设备",
+        "explain": "讲解",
+        "error_internal": "服务器出错了，但应用仍在运行。请换一组设置再试。",
+    },
+}
+
+
+def user_errors(fn: F) -> F:
+    """Turn the backend's ``ValueError`` (a message for the learner) into ``gr.Error``.
+
+    Any other exception is a bug: it is logged with its traceback on the server and the user sees
+    a short message, never the traceback. Works for plain functions and generators.
+    """
+    def translate(exc: Exception) -> gr.Error:
+        if isinstance(exc, gr.Error):
+            return exc
+        if isinstance(exc, ValueError):
+            return gr.Error(str(exc), print_exception=False)
+        log.exception("unexpected error in %s", fn.__name__)
+        return gr.Error(f"{type(exc).__name__}: internal error. The server is still running.",
+                        print_exception=False)
+
+    if _is_generator(fn):
+        @functools.wraps(fn)
+        def gen_wrapper(*args, **kwargs):
+            try:
+                yield from fn(*args, **kwargs)
+            except Exception as exc:                                 # noqa: BLE001
+                raise translate(exc) from None
+        return gen_wrapper  # type: ignore[return-value]
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as exc:                                     # noqa: BLE001
+            raise translate(exc) from None
+    return wrapper  # type: ignore[return-value]
+
+
+def _is_generator(fn: Callable) -> bool:
+    import inspect
+    return inspect.isgeneratorfunction(fn)
+
+
+def device_line() -> gr.Textbox:
+    """The "computed on cpu · 4.2 ms" line every tab shows under its figures."""
+    return gr.Textbox(label=t("computed_on"), interactive=False, max_lines=1, elem_classes="device-line")
+
+
+def explain(key: str, *, open: bool = False) -> gr.Accordion:
+    """An "Explain" accordion holding the translated Markdown ``key`` (formulas in $…$)."""
+    with gr.Accordion(t("explain"), open=open) as acc:
+        gr.Markdown(t(key), latex_delimiters=[{"left": "$$", "right": "$$", "display": True},
+                                              {"left": "$", "right": "$", "display": False}])
+    return acc
+
+
+def as_int(name: str, value, *, low: int, high: int) -> int:
+    """A whole number from a UI field in ``[low, high]``, else ``ValueError`` naming the field.
+
+    >>> as_int("heads", 2.0, low=1, high=8)
+    2
+    """
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}") from None
+    if number != number or not number.is_integer() or not low <= number <= high:
+        raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
+    return int(number)

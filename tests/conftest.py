@@ -1,0 +1,72 @@
+"""Shared fixtures: the app served once per session on a free port, a client, a browser.
+
+Three levels of tests, one pattern per tab:
+1. backend (``models/``) properties against independent references;
+2. the app through ``gradio_client`` on the tab's named endpoint (``client`` fixture);
+3. a real browser (``page`` fixture from pytest-playwright, Debian's Chromium), marked ``e2e``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+os.environ.setdefault("LLM_ANATOMY_DEVICE", "auto")
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/lib/chromium/chromium")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server_url():
+    """The real app, launched in-process the way ``python app.py`` launches it."""
+    import app
+    _, url, _ = app.demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True,
+                                quiet=True, ssr_mode=False, **app.LAUNCH_KWARGS)
+    yield url
+    app.demo.close()
+
+
+@pytest.fixture(scope="session")
+def client(server_url):
+    from gradio_client import Client
+    return Client(server_url, verbose=False, download_files=False, analytics_enabled=False)
+
+
+def plot_json(value) -> dict:
+    """The figure dict inside a ``gr.Plot`` value returned by ``gradio_client``."""
+    return json.loads(value["plot"]) if isinstance(value, dict) and "plot" in value else value
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    """Debian's Chromium, never a downloaded browser. In CI a missing browser is a failure."""
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"no Chromium at {CHROMIUM}: .ci/run must install Debian's chromium")
+        pytest.skip("no system chromium")
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": ["--disable-gpu"]}
+
+
+@pytest.fixture
+def shot(tmp_path_factory, request):
+    """``shot(page, name)`` saves a full-page screenshot under the pytest tmp dir and returns its path."""
+    folder = tmp_path_factory.mktemp("screenshots")
+
+    def take(page, name: str) -> Path:
+        path = folder / f"{request.node.name}-{name}.png"
+        page.screenshot(path=str(path), full_page=True)
+        return path
+    return take

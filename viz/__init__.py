@@ -1,0 +1,1 @@
+"""Plotly figure builders: backend results -> ``go.Figure``. No gradio, no heavy compute."""
