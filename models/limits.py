@@ -8,5 +8,6 @@ backend enforces them. One block per tab.
 MASKS_MAX_SEQUENCES = 16
 MASKS_MAX_TOKENS = 64
 MASKS_MAX_HEADS = 8
+MASKS_MAX_CHARS = 20_000
 
 SEED_MAX = 2**31 - 1

@@ -24,6 +24,7 @@ import torch
 
 from models.device import Timing, generator, resolve_device, timed
 
+from models.limits import MASKS_MAX_CHARS as MAX_CHARS
 from models.limits import MASKS_MAX_HEADS as MAX_HEADS
 from models.limits import MASKS_MAX_SEQUENCES as MAX_SEQUENCES
 from models.limits import MASKS_MAX_TOKENS as MAX_TOKENS
@@ -206,6 +207,8 @@ def parse_batch(text: str, *, packed: bool = False) -> TokenBatch:
     """
     if not isinstance(text, str):
         raise ValueError("the sentences must be text, one sequence per line")
+    if len(text) > MAX_CHARS:
+        raise ValueError(f"the text has {len(text):,} characters: at most {MAX_CHARS:,}")
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         raise ValueError("type at least one sentence (one sequence per line)")

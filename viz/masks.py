@@ -52,8 +52,18 @@ TEXT = {
 }
 
 
+def short(label: str, width: int = 10) -> str:
+    """A token label that fits under a heatmap column.
+
+    >>> short("internationalization")
+    'internati…'
+    """
+    return label if len(label) <= width else label[: width - 1] + "…"
+
+
 def _axes(fig: go.Figure, labels: list[str], lang: str, *, row: int = 1, cols: int = 1) -> None:
-    ticks = dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=labels, tickangle=-45)
+    ticks = dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=[short(x) for x in labels],
+                 tickangle=-45)
     for col in range(1, cols + 1):
         fig.update_xaxes(title_text=tr(TEXT, "key", lang), side="bottom", constrain="domain",
                          row=row, col=col, **ticks)

@@ -1,0 +1,140 @@
+"""The app as a whole: cold import, translations, the shared device backend, the error bridge."""
+import importlib
+import pkgutil
+import subprocess
+import sys
+import types
+
+import gradio as gr
+import pytest
+import torch
+from gradio.i18n import I18nData
+
+import app
+import components
+import viz
+from components.common import user_errors
+from components.i18n import LOCALES, lang_of, merge_strings
+from models import device as dev
+from tests.conftest import ROOT
+
+
+def test_import_app_does_not_import_torch_or_compute():
+    code = "import sys, app; assert 'torch' not in sys.modules, 'torch imported at startup'; print('ok')"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+
+
+def _keys_used_by_the_ui() -> set[str]:
+    keys = set()
+    for block in app.demo.blocks.values():
+        for attr in ("label", "info", "value", "placeholder"):
+            value = getattr(block, attr, None)
+            if isinstance(value, I18nData):
+                keys.add(value.key)
+        for choice in getattr(block, "choices", None) or []:
+            if isinstance(choice, (tuple, list)) and isinstance(choice[0], I18nData):
+                keys.add(choice[0].key)
+    return keys
+
+
+def test_every_ui_string_is_translated():
+    used = _keys_used_by_the_ui()
+    assert len(used) > 20
+    for locale in LOCALES:
+        table = app.i18n.translations[locale]
+        missing = sorted(k for k in used if not table.get(k, "").strip())
+        assert not missing, f"{locale} lacks {missing}"
+    zh = app.i18n.translations["zh-CN"]
+    same = [k for k in used if zh[k] == app.i18n.translations["en"][k] and not k.endswith("explain")]
+    assert not [k for k in same if any(c.isalpha() for c in zh[k]) and len(zh[k]) > 12], same
+
+
+@pytest.mark.parametrize("module", [m.name for m in pkgutil.iter_modules(viz.__path__)])
+def test_every_figure_text_is_translated(module):
+    table = getattr(importlib.import_module(f"viz.{module}"), "TEXT", None)
+    if table is not None:
+        assert set(table["en"]) == set(table["zh-CN"])
+        assert all(v.strip() for loc in LOCALES for v in table[loc].values())
+
+
+def test_merge_strings_rejects_untranslated_and_duplicate_keys():
+    with pytest.raises(KeyError, match="untranslated"):
+        merge_strings({"en": {"a": "A", "b": "B"}, "zh-CN": {"a": "甲"}})
+    with pytest.raises(KeyError, match="twice"):
+        merge_strings({"en": {"a": "A"}, "zh-CN": {"a": "甲"}}, {"en": {"a": "A"}, "zh-CN": {"a": "甲"}})
+
+
+def test_every_tab_module_is_in_the_app():
+    tab_modules = {m.name for m in pkgutil.iter_modules(components.__path__)} - {"common", "i18n"}
+    assert tab_modules == {module.__name__.split(".")[-1] for _, _, module in app.TABS}
+
+
+@pytest.mark.parametrize("header,lang", [("zh-CN,zh;q=0.9", "zh-CN"), ("zh-TW", "zh-CN"), ("en-US", "en"),
+                                         ("fr-FR,zh;q=0.5", "en"), ("", "en")])
+def test_lang_of(header, lang):
+    assert lang_of(types.SimpleNamespace(headers={"accept-language": header})) == lang
+    assert lang_of(None) == "en"
+
+
+def test_get_device_override(monkeypatch):
+    monkeypatch.setenv(dev.DEVICE_ENV, "cpu")
+    assert dev.get_device() == torch.device("cpu")
+    monkeypatch.setenv(dev.DEVICE_ENV, "auto")
+    assert dev.get_device().type == ("cuda" if torch.cuda.is_available() else "cpu")
+    monkeypatch.setenv(dev.DEVICE_ENV, "tpu")
+    with pytest.raises(ValueError, match="not one of auto, cpu, cuda"):
+        dev.get_device()
+    if not torch.cuda.is_available():
+        monkeypatch.setenv(dev.DEVICE_ENV, "cuda")
+        with pytest.raises(ValueError, match="no CUDA device"):
+            dev.get_device()
+
+
+def test_generator_is_reproducible_and_validated():
+    a = torch.randn(4, generator=dev.generator(3, torch.device("cpu")))
+    b = torch.randn(4, generator=dev.generator(3, torch.device("cpu")))
+    assert torch.equal(a, b)
+    with pytest.raises(ValueError, match="seed"):
+        dev.generator(-1, torch.device("cpu"))
+
+
+def test_on_gpu_without_spaces_is_identity(monkeypatch):
+    monkeypatch.setitem(sys.modules, "spaces", None)                  # import spaces -> ImportError
+    def f(x):
+        return x
+    assert dev.on_gpu(f) is f and dev.on_gpu(duration=30)(f) is f
+
+
+def test_on_gpu_with_spaces_wraps(monkeypatch):
+    calls = []
+    fake = types.ModuleType("spaces")
+    def GPU(fn, duration=None):
+        calls.append(duration)
+        return lambda *a: ("gpu", fn(*a))
+    fake.GPU = GPU
+    monkeypatch.setitem(sys.modules, "spaces", fake)
+    assert dev.on_gpu(lambda x: x + 1)(1) == ("gpu", 2)
+    assert dev.on_gpu(duration=45)(lambda x: x)(0) == ("gpu", 0)
+    assert calls == [None, 45]
+
+
+def test_user_errors_bridge():
+    @user_errors
+    def bad(kind):
+        raise {"value": ValueError("k > E is not allowed"), "bug": KeyError("x")}[kind]
+
+    with pytest.raises(gr.Error, match="k > E is not allowed"):
+        bad("value")
+    with pytest.raises(gr.Error, match="internal error") as info:
+        bad("bug")
+    assert "Traceback" not in str(info.value)
+
+    @user_errors
+    def stream():
+        yield 1
+        raise ValueError("stopped at step 2")
+    gen = stream()
+    assert next(gen) == 1
+    with pytest.raises(gr.Error, match="stopped at step 2"):
+        next(gen)

@@ -1,0 +1,50 @@
+"""The masks tab in a real browser (Debian Chromium): draw, change a control, see the plot change."""
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.e2e
+
+PANELS = "#masks_panels .js-plotly-plot"
+
+
+def mask_grid(page):
+    return page.locator(PANELS).evaluate("g => g._fullData[0].z")
+
+
+def test_preset_changes_the_mask(page, server_url, shot):
+    page.goto(server_url)
+    expect(page.get_by_role("tab", name="Attention masks")).to_have_attribute("aria-selected", "true")
+    expect(page.locator(PANELS)).to_be_visible(timeout=30_000)
+    causal = mask_grid(page)
+    assert all(row[i + 1:] == [0] * (len(row) - i - 1) for i, row in enumerate(causal))   # lower triangle
+
+    page.locator("#masks_preset label").filter(has_text="Encoder").click()
+    expect(page.locator("#masks_causal input")).not_to_be_checked()
+    page.wait_for_function(f"() => document.querySelector('{PANELS}')._fullData[0].z[0][1] === 1")
+    encoder = mask_grid(page)
+    assert encoder != causal and all(all(row) for row in encoder)    # sequence 1 has no padding
+
+    page.locator("#masks_side label").filter(has_text="left").click()
+    page.locator("#masks_seq input[type=number]").fill("2")
+    page.locator("#masks_seq input[type=number]").press("Enter")
+    page.locator("#masks_preset label").filter(has_text="Decoder").click()
+    expect(page.locator("#masks_nan .gtitle")).to_have_text(re.compile(r"fully masked query row"),
+                                                            timeout=15_000)
+    expect(page.locator(".toast-body")).to_have_count(0)              # no error shown
+    shot(page, "masks-en")
+
+
+def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
+    context = browser.new_context(locale="zh-CN")
+    page = context.new_page()
+    page.goto(server_url)
+    expect(page.get_by_role("tab", name="注意力掩码")).to_be_visible(timeout=30_000)
+    expect(page.locator("#masks_nan .gtitle")).to_have_text(re.compile("完全遮蔽|没有被完全遮蔽"), timeout=30_000)
+    box = page.locator("#masks_text textarea")
+    box.fill("")
+    box.blur()
+    expect(page.locator(".toast-body").first).to_contain_text("at least one sentence", timeout=15_000)
+    shot(page, "masks-zh")
+    context.close()
