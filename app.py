@@ -43,7 +43,9 @@ CSS = """
 # System fonts only: a Space or a sandbox may not reach a font CDN.
 THEME = gr.themes.Soft(font=["Inter", "ui-sans-serif", "system-ui", "WenQuanYi Micro Hei", "sans-serif"],
                        font_mono=["ui-monospace", "monospace"])
-LAUNCH_KWARGS = dict(i18n=i18n, theme=THEME, css=CSS, max_file_size="1mb",
+# show_error: Gradio sends str(exception), never a traceback; a wrong-typed API value then says
+# "Expected a `float`, but the value passed ... was 'abc'" instead of a generic failure.
+LAUNCH_KWARGS = dict(i18n=i18n, theme=THEME, css=CSS, max_file_size="1mb", show_error=True,
                      footer_links=["api", "gradio", "settings"])
 
 if __name__ == "__main__":

@@ -31,7 +31,20 @@ def user_errors(fn: F) -> F:
 
     Any other exception is a bug: it is logged with its traceback on the server and the user sees
     a short message, never the traceback. Works for plain functions and generators.
+
+    Text from the web is checked first: a lone UTF-16 surrogate (legal in a Python str, sendable as
+    ``"\\ud800"`` in JSON) would otherwise break the JSON of every figure that shows it.
     """
+    def check_text(args, kwargs) -> None:
+        for value in (*args, *kwargs.values()):
+            if isinstance(value, str):
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    raise gr.Error(f"the text has an invalid character at position {exc.start} "
+                                   "(a lone UTF-16 surrogate, not a Unicode character): remove it",
+                                   print_exception=False) from None
+
     def translate(exc: Exception) -> gr.Error:
         if isinstance(exc, gr.Error):
             return exc
@@ -44,6 +57,7 @@ def user_errors(fn: F) -> F:
     if _is_generator(fn):
         @functools.wraps(fn)
         def gen_wrapper(*args, **kwargs):
+            check_text(args, kwargs)
             try:
                 yield from fn(*args, **kwargs)
             except Exception as exc:                                 # noqa: BLE001
@@ -52,6 +66,7 @@ def user_errors(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        check_text(args, kwargs)
         try:
             return fn(*args, **kwargs)
         except Exception as exc:                                     # noqa: BLE001
