@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from components import common, masks
+from components import common, masks, share
 from components.i18n import build_i18n, t
 
 # (tab id, label key, module): deleting a tab is deleting its line here and its module.
@@ -26,14 +26,20 @@ STRINGS = {
     },
 }
 
-i18n = build_i18n(STRINGS, common.STRINGS, *(module.STRINGS for _, _, module in TABS))
+i18n = build_i18n(STRINGS, common.STRINGS, share.STRINGS, *(module.STRINGS for _, _, module in TABS))
 
 with gr.Blocks(title="LLM Anatomy") as demo:
     gr.Markdown(t("app_header"))
-    with gr.Tabs():
+    tab_controls, first_draws = {}, []
+    with gr.Tabs() as tabs:
         for tab_id, label, module in TABS:
-            with gr.Tab(t(label), id=tab_id):
-                module.build(demo)
+            with gr.Tab(t(label), id=tab_id, elem_id=f"tab_{tab_id}") as tab:
+                draw = module.build()             # the event that draws the tab, or None
+                tab_controls[tab_id] = share.controls_of(tab)
+                share.share_row(tab_id, tab_controls[tab_id])
+            if draw:
+                first_draws.append(draw)
+    share.wire(demo, tabs, tab_controls, first_draws)
 
 demo.queue(default_concurrency_limit=4, max_size=64)
 

@@ -143,8 +143,8 @@ def _preset(name: str):
     return PRESETS[name]
 
 
-def build(demo: gr.Blocks) -> None:
-    """Lay out the tab inside the current ``gr.Tab`` and wire its events (first draw on page load)."""
+def build() -> dict:
+    """Lay out the tab inside the current ``gr.Tab``, wire its events, return the first-draw event."""
     gr.Markdown(t("masks_intro"))
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
@@ -192,4 +192,4 @@ def build(demo: gr.Blocks) -> None:
     for box in rules:
         box.input(lambda: "custom", None, preset, api_visibility="private", show_progress="hidden").then(
             api_visibility="private", **main)
-    demo.load(api_visibility="private", **main)
+    return main

@@ -66,7 +66,7 @@ def test_merge_strings_rejects_untranslated_and_duplicate_keys():
 
 
 def test_every_tab_module_is_in_the_app():
-    tab_modules = {m.name for m in pkgutil.iter_modules(components.__path__)} - {"common", "i18n"}
+    tab_modules = {m.name for m in pkgutil.iter_modules(components.__path__)} - {"common", "i18n", "share"}
     assert tab_modules == {module.__name__.split(".")[-1] for _, _, module in app.TABS}
 
 

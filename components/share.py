@@ -1,0 +1,163 @@
+"""Share links and data export, for every tab at once.
+
+A teacher presses "Share link" and gets ``…/?tab=masks&masks_causal=false&masks_window=4``: opening
+it selects the tab, sets those controls (each value checked like any other input; a bad one is
+skipped with a warning) and draws the tab with them. "Download data" saves the data of every
+figure in the tab as JSON, in the browser (no server round trip); each figure's own toolbar saves
+it as PNG.
+
+Shareable controls are found by walking the tab: every interactive Slider, Number, Checkbox, Radio,
+Dropdown, CheckboxGroup or Textbox with an ``elem_id``.
+"""
+from __future__ import annotations
+
+import json
+import math
+from urllib.parse import urlencode
+
+import gradio as gr
+
+from components.i18n import t
+
+SHAREABLE = (gr.Slider, gr.Number, gr.Checkbox, gr.Radio, gr.Dropdown, gr.CheckboxGroup, gr.Textbox)
+MAX_TEXT_IN_URL = 4000
+
+STRINGS = {
+    "en": {
+        "share_button": "Share link",
+        "share_url": "Link to this tab with these settings",
+        "share_download": "Download figure data (JSON)",
+    },
+    "zh-CN": {
+        "share_button": "分享链接",
+        "share_url": "带当前设置打开本页的链接",
+        "share_download": "下载图表数据（JSON）",
+    },
+}
+
+# Runs in the browser: collect the traces of every plot in the tab and save them as a JSON file.
+DOWNLOAD_JS = """
+(tabId) => {
+  const plots = [...document.querySelectorAll(`#tab_${tabId} .js-plotly-plot`)];
+  const keep = ["type", "name", "x", "y", "z", "text", "customdata"];
+  const figures = plots.map(gd => ({
+    id: gd.closest("[id]")?.id, title: gd.layout?.title?.text ?? null,
+    traces: (gd.data || []).map(tr => Object.fromEntries(keep.filter(k => tr[k] !== undefined).map(k => [k, tr[k]]))),
+  }));
+  const json = JSON.stringify({tab: tabId, figures}, (k, v) => ArrayBuffer.isView(v) ? Array.from(v) : v, 1);
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(new Blob([json], {type: "application/json"}));
+  a.download = `llm-anatomy-${tabId}.json`;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+}
+"""
+
+
+def controls_of(block: gr.blocks.BlockContext) -> dict[str, gr.components.Component]:
+    """The shareable controls inside ``block``, by ``elem_id``, in layout order."""
+    found = {}
+    for child in getattr(block, "children", []):
+        if isinstance(child, SHAREABLE) and child.elem_id and child.interactive is not False:
+            found[child.elem_id] = child
+        found.update(controls_of(child))
+    return found
+
+
+def encode(tab_id: str, controls: dict, values: list) -> str:
+    """The query string of a tab's settings.
+
+    >>> encode("masks", {"masks_causal": gr.Checkbox(), "masks_window": gr.Slider()}, [False, 4.0])
+    'tab=masks&masks_causal=false&masks_window=4'
+    """
+    params = {"tab": tab_id}
+    for (elem_id, comp), value in zip(controls.items(), values):
+        if isinstance(value, bool):
+            params[elem_id] = "true" if value else "false"
+        elif isinstance(value, float) and value.is_integer():
+            params[elem_id] = str(int(value))
+        elif isinstance(value, list):
+            params[elem_id] = json.dumps(value, ensure_ascii=False)
+        elif isinstance(value, str) and len(value) > MAX_TEXT_IN_URL:
+            continue                                   # too long for a link: the default stays
+        elif value is not None:
+            params[elem_id] = str(value)
+    return urlencode(params)
+
+
+def _choice_values(comp) -> list:
+    return [c[1] if isinstance(c, (tuple, list)) else c for c in (comp.choices or [])]
+
+
+def decode(comp, raw: str):
+    """A URL value for ``comp``, checked like user input; ``ValueError`` when it is not allowed.
+
+    >>> decode(gr.Slider(1, 8, step=1), "3")
+    3.0
+    """
+    if isinstance(comp, gr.Checkbox):
+        if raw not in ("true", "false"):
+            raise ValueError("must be true or false")
+        return raw == "true"
+    if isinstance(comp, (gr.Slider, gr.Number)):
+        value = float(raw)
+        low, high = getattr(comp, "minimum", None), getattr(comp, "maximum", None)
+        if not math.isfinite(value) or (low is not None and value < low) or (high is not None and value > high):
+            raise ValueError(f"must be a number from {low} to {high}")
+        return value
+    if isinstance(comp, gr.CheckboxGroup) or (isinstance(comp, gr.Dropdown) and comp.multiselect):
+        values = json.loads(raw)
+        if not isinstance(values, list) or not set(values) <= set(_choice_values(comp)):
+            raise ValueError(f"must be a list of {_choice_values(comp)}")
+        return values
+    if isinstance(comp, (gr.Radio, gr.Dropdown)):
+        if raw not in [str(v) for v in _choice_values(comp)]:
+            raise ValueError(f"must be one of {_choice_values(comp)}")
+        return next(v for v in _choice_values(comp) if str(v) == raw)
+    if len(raw) > MAX_TEXT_IN_URL:
+        raise ValueError(f"is longer than {MAX_TEXT_IN_URL} characters")
+    return raw
+
+
+def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_controls: dict[str, dict], first_draws: list[dict]) -> None:
+    """On page load: apply the URL's settings, then draw every tab that draws on load."""
+    order = [(tab_id, elem_id, comp) for tab_id, controls in tab_controls.items()
+             for elem_id, comp in controls.items()]
+
+    def apply(request: gr.Request):
+        params = dict(getattr(request, "query_params", None) or {})
+        tab = params.get("tab")
+        updates = [gr.Tabs(selected=tab) if tab in tab_controls else gr.skip()]
+        for tab_id, elem_id, comp in order:
+            raw = params.get(elem_id)
+            if raw is None or tab_id != tab:
+                updates.append(gr.skip())
+                continue
+            try:
+                updates.append(decode(comp, raw))
+            except (ValueError, TypeError):
+                gr.Warning(f"link setting {elem_id}={raw[:40]!r} ignored: not an allowed value")
+                updates.append(gr.skip())
+        return updates
+
+    event = demo.load(apply, None, [tabs, *(comp for _, _, comp in order)], show_progress="hidden",
+                      api_visibility="private")
+    for draw in first_draws:
+        event.then(**{"show_progress": "hidden", **draw, "api_visibility": "private"})
+
+
+def share_row(tab_id: str, controls: dict) -> None:
+    """The "Share link" and "Download data" row at the bottom of a tab."""
+    with gr.Row():
+        share = gr.Button(t("share_button"), size="sm", elem_id=f"share_{tab_id}", scale=0)
+        download = gr.Button(t("share_download"), size="sm", elem_id=f"download_{tab_id}", scale=0)
+    link = gr.Textbox(label=t("share_url"), interactive=False, buttons=["copy"], visible=False,
+                      elem_id=f"share_url_{tab_id}")
+
+    def make_query(*values):
+        return gr.Textbox(value=f"?{encode(tab_id, controls, list(values))}", visible=True)
+
+    # The server encodes the settings; the browser, which knows the page's address, completes the link.
+    share.click(make_query, list(controls.values()), link, api_visibility="private", show_progress="hidden").then(
+        None, link, link, js="(q) => window.location.origin + window.location.pathname + q")
+    download.click(None, None, None, js=f"() => ({DOWNLOAD_JS})({json.dumps(tab_id)})")

@@ -1,0 +1,40 @@
+"""Share links and data export in a real browser."""
+import json
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.e2e
+
+PANELS = "#masks_panels .js-plotly-plot"
+
+
+def test_link_opens_the_tab_with_its_settings(page, server_url, shot):
+    page.goto(f"{server_url}?tab=masks&masks_causal=false&masks_text=a%20b%20c&masks_heads=3&masks_window=oops")
+    expect(page.locator("#masks_causal input")).not_to_be_checked(timeout=30_000)
+    expect(page.locator("#masks_heads input[type=number]")).to_have_value("3")
+    # The first drawing already uses the link's settings: no causal mask -> everything visible.
+    page.wait_for_function(f"() => document.querySelector('{PANELS}')?._fullData[0].z.length === 3")
+    assert page.locator(PANELS).evaluate("g => g._fullData[0].z") == [[1, 1, 1]] * 3
+    expect(page.locator(".toast-body").first).to_contain_text("masks_window", timeout=10_000)  # bad value skipped
+
+    page.locator("#share_masks").click()
+    link = page.locator("#share_url_masks textarea")
+    expect(link).to_have_value(re.compile(r"^http://127\.0\.0\.1:\d+/\?tab=masks&.*masks_causal=false"),
+                               timeout=10_000)
+    assert "masks_heads=3" in link.input_value()
+    shot(page, "share")
+
+
+def test_download_figure_data(page, server_url, tmp_path):
+    page.goto(server_url)
+    expect(page.locator(PANELS)).to_be_visible(timeout=30_000)
+    with page.expect_download() as info:
+        page.locator("#download_masks").click()
+    path = tmp_path / "data.json"
+    info.value.save_as(path)
+    data = json.loads(path.read_text())
+    assert data["tab"] == "masks" and len(data["figures"]) == 3
+    mask = data["figures"][0]["traces"][0]["z"]
+    assert mask[0][0] == 1 and mask[0][-1] == 0                        # the causal mask, as numbers
