@@ -50,6 +50,11 @@ demo.queue(default_concurrency_limit=4, max_size=64)
 
 CSS = """
 .device-line textarea { font-family: ui-monospace, monospace; font-size: 0.85em; }
+/* Phones: a multi-panel figure keeps a readable width and scrolls sideways inside its own box. */
+@media (max-width: 700px) {
+  div:has(> .js-plotly-plot) { overflow-x: auto; }
+  .js-plotly-plot { min-width: 840px; }
+}
 """
 # System fonts only: a Space or a sandbox may not reach a font CDN.
 THEME = gr.themes.Soft(font=["Inter", "ui-sans-serif", "system-ui", "WenQuanYi Micro Hei", "sans-serif"],

@@ -1,0 +1,38 @@
+"""A tour of every tab in a real browser: English, Chinese, and a phone-sized screen."""
+import pytest
+from playwright.sync_api import expect
+
+import app
+
+pytestmark = pytest.mark.e2e
+
+VIEWPORTS = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
+
+
+@pytest.mark.parametrize("locale", ["en-US", "zh-CN"])
+@pytest.mark.parametrize("screen", list(VIEWPORTS))
+def test_every_tab_opens_and_draws(browser, server_url, shot, locale, screen):
+    context = browser.new_context(locale=locale, viewport=VIEWPORTS[screen])
+    page = context.new_page()
+    lang = "zh-CN" if locale == "zh-CN" else "en"
+    page.goto(server_url)
+    expect(page.locator("button[role=tab]").first).to_be_visible(timeout=30_000)
+    for tab_id, label_key, _ in app.TABS:
+        tab = page.locator(f"[data-tab-id={tab_id}]").filter(visible=True)
+        if tab.count() == 0:                                   # on a phone, tabs overflow into a menu
+            page.locator("button[aria-label='More tabs']").click()
+        expect(tab.first).to_have_text(app.i18n.translations[lang][label_key])
+        tab.first.click()
+        panel = page.locator(f"#tab_{tab_id}")
+        expect(panel).to_be_visible(timeout=15_000)
+        plots = panel.locator(".js-plotly-plot")
+        if tab_id in DRAWS_ON_LOAD:
+            expect(plots.first).to_be_visible(timeout=60_000)
+            # The page itself never scrolls sideways (a wide figure scrolls inside its own box).
+            assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+        expect(page.locator(".toast-body")).to_have_count(0)
+        shot(page, f"{tab_id}-{screen}-{lang}")
+    context.close()
+
+
+DRAWS_ON_LOAD = {tab_id for tab_id, _, module in app.TABS}
