@@ -1,12 +1,17 @@
-"""Figures of the masks tab: the mask grids, the additive mask, the softmax, the NaN trap."""
+"""Figures of the masks tab: the mask grids, the additive mask, the softmax, the NaN trap.
+
+Built as plain dicts through :func:`viz.common.figure` (no plotly validation): the tab redraws on
+every control change, and this keeps a redraw to a few milliseconds.
+"""
 from __future__ import annotations
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
-from viz.common import (ALLOWED_COLOR, MASKED_COLOR, NAN_COLOR, WEIGHT_SCALE, finite_grid, style, tr)
+from viz.common import (ALLOWED_COLOR, MASKED_COLOR, NAN_COLOR, WEIGHT_SCALE, axis_ref, base_layout,
+                        figure, finite_grid, subplot_row, tr)
 
 CONVENTIONS = ("allow", "masked")   # True = may attend (PyTorch) | 1 = masked (many tutorials)
+HOVER = "query %{y} → key %{x}: %{text}<extra></extra>"
 
 TEXT = {
     "en": {
@@ -26,7 +31,6 @@ TEXT = {
         "safe": "Backend: fully masked rows → 0",
         "nan_rows": "{n} fully masked query row(s): NaN in the naive softmax",
         "no_nan_rows": "No query row is fully masked here (try left padding + causal)",
-        "hover_cell": "query %{y}, key %{x}",
         "weight": "weight",
     },
     "zh-CN": {
@@ -46,7 +50,6 @@ TEXT = {
         "safe": "后端：整行被遮蔽 → 0",
         "nan_rows": "{n} 个查询行被完全遮蔽：朴素 softmax 得到 NaN",
         "no_nan_rows": "这里没有被完全遮蔽的查询行（试试左填充 + 因果）",
-        "hover_cell": "查询 %{y}，键 %{x}",
         "weight": "权重",
     },
 }
@@ -61,30 +64,36 @@ def short(label: str, width: int = 10) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
-def _axes(fig: go.Figure, labels: list[str], lang: str, *, row: int = 1, cols: int = 1) -> None:
-    ticks = dict(tickmode="array", tickvals=list(range(len(labels))), ticktext=[short(x) for x in labels],
-                 tickangle=-45)
-    for col in range(1, cols + 1):
-        fig.update_xaxes(title_text=tr(TEXT, "key", lang), side="bottom", constrain="domain",
-                         row=row, col=col, **ticks)
-        fig.update_yaxes(title_text=tr(TEXT, "query", lang) if col == 1 else None, autorange="reversed",
-                         scaleanchor=f"x{'' if (row - 1) * cols + col == 1 else (row - 1) * cols + col}",
-                         row=row, col=col, **ticks)
+def _token_axes(layout: dict, labels: list[str], lang: str, panels: int, *, key_title: bool = True) -> dict:
+    """Token labels on both axes of every panel, queries top to bottom, square cells."""
+    ticks = {"tickmode": "array", "tickvals": list(range(len(labels))),
+             "ticktext": [short(x) for x in labels], "tickangle": -45, "showgrid": False, "zeroline": False}
+    for i in range(panels):
+        suffix = "" if i == 0 else str(i + 1)
+        layout[f"xaxis{suffix}"].update(ticks, constrain="domain",
+                                        title={"text": tr(TEXT, "key", lang) if key_title else None})
+        layout[f"yaxis{suffix}"].update(ticks, autorange="reversed", scaleanchor=f"x{suffix}",
+                                        title={"text": tr(TEXT, "query", lang) if i == 0 else None})
+    return layout
 
 
-def _bool_heatmap(mask: list[list[bool]], convention: str, *, text: bool = True) -> go.Heatmap:
-    """A two-colour grid of a boolean mask, shown in the chosen convention (1/0 or True/False)."""
-    allowed = [[1 if cell else 0 for cell in row] for row in mask]
+def _bool_heatmap(mask: list[list[bool]], convention: str, panel: int, *, text: bool = True) -> dict:
+    """A two-colour grid of a boolean mask, labelled in the chosen convention (T/F or 0/1)."""
     if convention == "allow":
         cells = [["T" if cell else "F" for cell in row] for row in mask]
     else:
         cells = [["0" if cell else "1" for cell in row] for row in mask]
-    return go.Heatmap(
-        z=allowed, zmin=0, zmax=1, showscale=False, xgap=1, ygap=1,
-        colorscale=[[0, MASKED_COLOR], [1, ALLOWED_COLOR]],
-        text=cells if text else None, texttemplate="%{text}" if text else None,
-        hovertemplate="query %{y} → key %{x}: %{text}<extra></extra>",
-    )
+    return {"type": "heatmap", "z": [[1 if cell else 0 for cell in row] for row in mask], "zmin": 0, "zmax": 1,
+            "showscale": False, "xgap": 1, "ygap": 1, "colorscale": [[0, MASKED_COLOR], [1, ALLOWED_COLOR]],
+            "text": cells, "texttemplate": "%{text}" if text else "", "hovertemplate": HOVER, **axis_ref(panel)}
+
+
+def _weights_heatmap(weights: list[list[float]], panel: int, lang: str, *, text: bool) -> dict:
+    return {"type": "heatmap", "z": finite_grid(weights), "zmin": 0, "zmax": 1, "colorscale": WEIGHT_SCALE,
+            "xgap": 1, "ygap": 1, "text": [[f"{w:.2f}" if w == w else "NaN" for w in row] for row in weights],
+            "texttemplate": "%{text}" if text else "", "hovertemplate": HOVER,
+            "colorbar": {"title": {"text": tr(TEXT, "weight", lang)}, "len": 0.8, "thickness": 12},
+            **axis_ref(panel)}
 
 
 def mask_panels(labels: list[str], mask: list[list[bool]], weights: list[list[float]],
@@ -92,38 +101,27 @@ def mask_panels(labels: list[str], mask: list[list[bool]], weights: list[list[fl
     """Three panels for one sequence and head: boolean mask, additive mask, softmax weights."""
     if convention not in CONVENTIONS:
         raise ValueError(f"convention {convention!r} must be one of {CONVENTIONS}")
-    fig = make_subplots(rows=1, cols=3, horizontal_spacing=0.08, subplot_titles=(
-        tr(TEXT, f"mask_{convention}", lang), tr(TEXT, "additive", lang), tr(TEXT, "weights", lang)))
-    fig.add_trace(_bool_heatmap(mask, convention), row=1, col=1)
-    additive = [["0" if cell else "−∞" for cell in row] for row in mask]
-    fig.add_trace(go.Heatmap(
-        z=[[1 if cell else 0 for cell in row] for row in mask], zmin=0, zmax=1, showscale=False,
-        colorscale=[[0, MASKED_COLOR], [1, "#c7d2fe"]], xgap=1, ygap=1, text=additive,
-        texttemplate="%{text}", hovertemplate="query %{y} → key %{x}: %{text}<extra></extra>"),
-        row=1, col=2)
-    fig.add_trace(go.Heatmap(
-        z=finite_grid(weights), zmin=0, zmax=1, colorscale=WEIGHT_SCALE, xgap=1, ygap=1,
-        colorbar=dict(title=tr(TEXT, "weight", lang), len=0.8, thickness=12),
-        text=[[f"{w:.2f}" for w in row] for row in weights],
-        texttemplate="%{text}" if len(labels) <= 12 else None,
-        hovertemplate="query %{y} → key %{x}: %{z:.4f}<extra></extra>"), row=1, col=3)
-    _axes(fig, labels, lang, cols=3)
-    return style(fig, height=max(380, 160 + 22 * len(labels)))
+    additive = {"type": "heatmap", "z": [[1 if cell else 0 for cell in row] for row in mask], "zmin": 0,
+                "zmax": 1, "showscale": False, "colorscale": [[0, MASKED_COLOR], [1, "#c7d2fe"]], "xgap": 1,
+                "ygap": 1, "text": [["0" if cell else "−∞" for cell in row] for row in mask],
+                "texttemplate": "%{text}", "hovertemplate": HOVER, **axis_ref(1)}
+    data = [_bool_heatmap(mask, convention, 0), additive,
+            _weights_heatmap(weights, 2, lang, text=len(labels) <= 12)]
+    titles = [tr(TEXT, f"mask_{convention}", lang), tr(TEXT, "additive", lang), tr(TEXT, "weights", lang)]
+    layout = _token_axes(subplot_row(titles, spacing=0.08), labels, lang, 3)
+    return figure(data, layout | base_layout(height=max(380, 160 + 22 * len(labels))))
 
 
 def composition_figure(labels: list[str], parts: dict[str, list[list[bool]]],
                        combined: list[list[bool]], convention: str = "allow",
                        lang: str = "en") -> go.Figure:
     """Each rule's mask side by side, then their AND: why padding and causal are combined."""
-    names = list(parts) + ["combined"]
-    grids = list(parts.values()) + [combined]
-    fig = make_subplots(rows=1, cols=len(names), horizontal_spacing=0.04,
-                        subplot_titles=[tr(TEXT, n, lang) for n in names])
-    for col, grid in enumerate(grids, start=1):
-        fig.add_trace(_bool_heatmap(grid, convention, text=len(labels) <= 10), row=1, col=col)
-    _axes(fig, labels, lang, cols=len(names))
-    fig.update_xaxes(title_text=None, tickangle=-90)
-    return style(fig, height=max(300, 120 + 14 * len(labels)))
+    names = [*parts, "combined"]
+    grids = [*parts.values(), combined]
+    data = [_bool_heatmap(grid, convention, i, text=len(labels) <= 10) for i, grid in enumerate(grids)]
+    layout = _token_axes(subplot_row([tr(TEXT, n, lang) for n in names], spacing=0.04), labels, lang,
+                         len(names), key_title=False)
+    return figure(data, layout | base_layout(height=max(300, 120 + 14 * len(labels))))
 
 
 def nan_trap_figure(labels: list[str], naive: list[list[float]], safe: list[list[float]],
@@ -131,19 +129,13 @@ def nan_trap_figure(labels: list[str], naive: list[list[float]], safe: list[list
     """Naive softmax (NaN cells in red) next to the backend's (zeros on fully masked rows)."""
     n_empty = sum(empty_rows)
     title = tr(TEXT, "nan_rows", lang).format(n=n_empty) if n_empty else tr(TEXT, "no_nan_rows", lang)
-    fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1,
-                        subplot_titles=(tr(TEXT, "naive", lang), tr(TEXT, "safe", lang)))
     is_nan = [[w != w for w in row] for row in naive]                      # NaN != NaN
-    fig.add_trace(go.Heatmap(z=finite_grid(naive), zmin=0, zmax=1, colorscale=WEIGHT_SCALE, xgap=1,
-                             ygap=1, showscale=False,
-                             hovertemplate="query %{y} → key %{x}: %{z:.4f}<extra></extra>"), row=1, col=1)
-    fig.add_trace(go.Heatmap(z=[[1 if nan else None for nan in row] for row in is_nan], zmin=0, zmax=1,
-                             colorscale=[[0, NAN_COLOR], [1, NAN_COLOR]], showscale=False, xgap=1, ygap=1,
-                             text=[["NaN" if nan else "" for nan in row] for row in is_nan],
-                             texttemplate="%{text}", hovertemplate="query %{y} → key %{x}: NaN<extra></extra>"),
-                  row=1, col=1)
-    fig.add_trace(go.Heatmap(z=finite_grid(safe), zmin=0, zmax=1, colorscale=WEIGHT_SCALE, xgap=1, ygap=1,
-                             colorbar=dict(title=tr(TEXT, "weight", lang), len=0.8, thickness=12),
-                             hovertemplate="query %{y} → key %{x}: %{z:.4f}<extra></extra>"), row=1, col=2)
-    _axes(fig, labels, lang, cols=2)
-    return style(fig, height=max(360, 150 + 20 * len(labels)), title=title)
+    nan_cells = {"type": "heatmap", "z": [[1 if nan else None for nan in row] for row in is_nan], "zmin": 0,
+                 "zmax": 1, "colorscale": [[0, NAN_COLOR], [1, NAN_COLOR]], "showscale": False, "xgap": 1,
+                 "ygap": 1, "text": [["NaN" if nan else "" for nan in row] for row in is_nan],
+                 "texttemplate": "%{text}", "hovertemplate": HOVER, **axis_ref(0)}
+    naive_map = _weights_heatmap(naive, 0, lang, text=False) | {"showscale": False}
+    data = [naive_map, nan_cells, _weights_heatmap(safe, 1, lang, text=False)]
+    layout = _token_axes(subplot_row([tr(TEXT, "naive", lang), tr(TEXT, "safe", lang)], spacing=0.1),
+                         labels, lang, 2)
+    return figure(data, layout | base_layout(height=max(360, 150 + 20 * len(labels)), title=title))
