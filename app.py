@@ -5,6 +5,8 @@ this module builds the UI only: torch is imported by the first event that comput
 """
 from __future__ import annotations
 
+import os
+
 import gradio as gr
 
 from components import common, masks, share
@@ -46,7 +48,7 @@ def build_demo() -> gr.Blocks:
 
 
 demo = build_demo()
-demo.queue(default_concurrency_limit=4, max_size=64)
+demo.queue(default_concurrency_limit=4, max_size=128)
 
 CSS = """
 .device-line textarea { font-family: ui-monospace, monospace; font-size: 0.85em; }
@@ -65,4 +67,7 @@ LAUNCH_KWARGS = dict(i18n=i18n, theme=THEME, css=CSS, max_file_size="1mb", show_
                      footer_links=["api", "gradio", "settings"])
 
 if __name__ == "__main__":
+    # Serving many learners: one torch op uses all cores but one, so a training run never takes the
+    # core that answers the instant tabs. Set LLM_ANATOMY_THREADS to override.
+    os.environ.setdefault("LLM_ANATOMY_THREADS", str(max(1, (os.cpu_count() or 2) - 1)))
     demo.launch(**LAUNCH_KWARGS)

@@ -18,6 +18,10 @@ import torch
 
 DEVICE_ENV = "LLM_ANATOMY_DEVICE"
 DEVICE_CHOICES = ("auto", "cpu", "cuda")
+THREADS_ENV = "LLM_ANATOMY_THREADS"   # CPU threads per torch op; the served app leaves a core free
+
+if os.environ.get(THREADS_ENV, "").isdigit() and int(os.environ[THREADS_ENV]) > 0:
+    torch.set_num_threads(int(os.environ[THREADS_ENV]))
 
 F = TypeVar("F", bound=Callable)
 

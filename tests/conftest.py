@@ -50,6 +50,30 @@ def plot_json(value) -> dict:
     return json.loads(value["plot"]) if isinstance(value, dict) and "plot" in value else value
 
 
+def raw_call(url: str, name: str, data: list, timeout: float = 120.0) -> tuple[str, str]:
+    """Call endpoint ``name`` over Gradio's HTTP API; return ``(event, payload)`` of the first result.
+
+    The JSON is written here (NaN and lone surrogates included, which gradio_client refuses to send);
+    ``event`` is "complete", "error", "generating" (a stream's first update) or "rejected".
+    """
+    import httpx
+
+    body = json.dumps({"data": data}, allow_nan=True)          # NaN -> NaN, "\ud800" -> "\\ud800"
+    r = httpx.post(f"{url}gradio_api/call/{name}", content=body,
+                   headers={"content-type": "application/json"}, timeout=timeout)
+    if r.status_code != 200:
+        return "rejected", r.text
+    event_id = r.json()["event_id"]
+    event = None
+    with httpx.stream("GET", f"{url}gradio_api/call/{name}/{event_id}", timeout=timeout) as stream:
+        for line in stream.iter_lines():
+            if line.startswith("event: "):
+                event = line[len("event: "):]
+            elif line.startswith("data: ") and event in ("complete", "error", "generating"):
+                return event, line[len("data: "):]
+    return event, ""
+
+
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     """Debian's Chromium, never a downloaded browser. In CI a missing browser is a failure."""

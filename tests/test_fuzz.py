@@ -6,8 +6,9 @@ no internal error), and the server must answer the next normal call.
 """
 import json
 
-import httpx
 import pytest
+
+from tests.conftest import raw_call
 
 # A fast, valid baseline for endpoints whose defaults would start long work.
 BASELINE = {}
@@ -34,24 +35,6 @@ def hostile_values(param):
     if kind == "bool":
         return ["yes", 2, None]
     return WRONG_TYPES
-
-
-def raw_call(url, name, data, timeout=120.0):
-    """POST the JSON text ourselves (NaN and lone surrogates included); return (event, payload)."""
-    body = json.dumps({"data": data}, allow_nan=True)          # NaN -> NaN, "\ud800" -> "\\ud800"
-    r = httpx.post(f"{url}gradio_api/call/{name}", content=body,
-                   headers={"content-type": "application/json"}, timeout=timeout)
-    if r.status_code != 200:
-        return "rejected", r.text
-    event_id = r.json()["event_id"]
-    event = None
-    with httpx.stream("GET", f"{url}gradio_api/call/{name}/{event_id}", timeout=timeout) as stream:
-        for line in stream.iter_lines():
-            if line.startswith("event: "):
-                event = line[len("event: "):]
-            elif line.startswith("data: ") and event in ("complete", "error", "generating"):
-                return event, line[len("data: "):]
-    return event, ""
 
 
 def check(event, payload, what):
