@@ -105,3 +105,18 @@ def as_int(name: str, value, *, low: int, high: int) -> int:
     if number != number or not number.is_integer() or not low <= number <= high:
         raise ValueError(f"{name} must be a whole number from {low} to {high}, got {value!r}")
     return int(number)
+
+
+def as_number(name: str, value) -> float:
+    """A finite number from a UI field, else ``ValueError`` naming the field (ranges: the backend's).
+
+    >>> as_number("GPU memory", "80")
+    80.0
+    """
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number, got {value!r}") from None
+    if number != number or number in (float("inf"), float("-inf")):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return number

@@ -11,3 +11,14 @@ MASKS_MAX_HEADS = 8
 MASKS_MAX_CHARS = 20_000
 
 SEED_MAX = 2**31 - 1
+
+# Calculator: any spec up to these sizes (10^15 parameters would overflow nothing, but is refused).
+CALC_MAX_PARAMS = 10**13            # 10 T parameters
+CALC_MAX_DIM = 1_000_000            # d_model, ffn size, vocabulary
+CALC_MAX_LAYERS = 1_000
+CALC_MAX_HEADS = 4_096
+CALC_MAX_EXPERTS = 1_024
+CALC_MAX_CONTEXT = 10_000_000
+CALC_MAX_BATCH = 100_000
+CALC_MAX_JSON_CHARS = 100_000
+CALC_BUILD_MAX_MODULES = 200_000  # "verify" builds the module tree (meta device) up to this many Linear layers

@@ -1,0 +1,506 @@
+"""Parameters, FLOPs and memory of real transformer LLMs, exactly, with the formulas shown.
+
+Counts follow the modules a Hugging Face implementation builds (GPT-2, Llama, Mistral, Mixtral,
+DeepSeek-V2): embeddings, per-layer attention (MHA/GQA/MQA with explicit ``head_dim``, or DeepSeek's
+MLA), the FFN (GELU MLP with two matrices, or SwiGLU with three), MoE experts with a router and
+optional shared experts, norms, and the LM head (shared with the embedding when tied).
+
+``active`` counts the parameters one token uses: the router's top-k experts (plus shared ones),
+everything else, both embedding matrices included (the convention of Mixtral's "12.9B active").
+
+References: Kaplan et al. 2020 (C ~ 2N forward, 6N per trained token); Rajbhandari et al. 2020
+(ZeRO: 16 bytes per parameter for mixed-precision Adam); Korthikanti et al. 2022 (activation
+memory s·b·h·(34 + 5·a·s/h) bytes per layer). Not handled: pipeline/tensor parallel sharding,
+vision towers, sliding-window KV savings.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Literal
+
+from models.limits import (CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_MAX_EXPERTS,
+                           CALC_MAX_HEADS, CALC_MAX_JSON_CHARS, CALC_MAX_LAYERS, CALC_MAX_PARAMS)
+
+DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
+GiB = 2**30
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A decoder-only transformer as its published config describes it."""
+
+    name: str
+    # core sizes
+    vocab_size: int
+    d_model: int
+    n_layers: int
+    n_heads: int
+    n_kv_heads: int | None = None          # None -> n_heads (MHA); 1 -> MQA; between -> GQA
+    head_dim: int | None = None            # None -> d_model // n_heads
+    ffn_dim: int = 0                       # 0 -> 4 * d_model
+    ffn_type: Literal["gelu", "swiglu"] = "swiglu"
+    # embeddings, norms, biases
+    tied_embeddings: bool = False
+    learned_positions: int = 0             # GPT-2: a learned table of this many positions
+    norm: Literal["layernorm", "rmsnorm"] = "rmsnorm"
+    attn_bias: bool = False
+    mlp_bias: bool = False
+    # mixture of experts (n_experts 0 = dense)
+    n_experts: int = 0
+    top_k: int = 0
+    n_shared_experts: int = 0
+    expert_dim: int = 0                    # 0 -> ffn_dim
+    first_dense_layers: int = 0            # DeepSeek: first_k_dense_replace
+    # multi-head latent attention (DeepSeek-V2); kv_lora_rank 0 = standard attention
+    kv_lora_rank: int = 0
+    q_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
+    qk_nope_head_dim: int = 0
+    v_head_dim: int = 0
+
+    def __post_init__(self):
+        def check(name, value, low, high):
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ValueError(f"{name} = {value!r} must be a whole number from {low:,} to {high:,}")
+        check("vocab_size", self.vocab_size, 1, CALC_MAX_DIM)
+        check("d_model", self.d_model, 1, CALC_MAX_DIM)
+        check("n_layers", self.n_layers, 1, CALC_MAX_LAYERS)
+        check("n_heads", self.n_heads, 1, CALC_MAX_HEADS)
+        check("n_kv_heads", self.kv_heads, 1, self.n_heads)
+        if self.n_heads % self.kv_heads:
+            raise ValueError(f"n_kv_heads = {self.kv_heads} must divide n_heads = {self.n_heads}")
+        if self.head_dim is None and self.d_model % self.n_heads:
+            raise ValueError(f"n_heads = {self.n_heads} must divide d_model = {self.d_model} "
+                             "(or give head_dim explicitly)")
+        check("head_dim", self.hd, 1, CALC_MAX_DIM)
+        check("ffn_dim", self.ffn, 1, CALC_MAX_DIM)
+        if self.ffn_type not in ("gelu", "swiglu"):
+            raise ValueError(f"ffn_type {self.ffn_type!r} must be gelu or swiglu")
+        if self.norm not in ("layernorm", "rmsnorm"):
+            raise ValueError(f"norm {self.norm!r} must be layernorm or rmsnorm")
+        check("learned_positions", self.learned_positions, 0, CALC_MAX_CONTEXT)
+        check("n_experts", self.n_experts, 0, CALC_MAX_EXPERTS)
+        if self.is_moe:
+            check("top_k", self.top_k, 1, self.n_experts)
+            check("expert_dim", self.expert_ffn, 1, CALC_MAX_DIM)
+            check("n_shared_experts", self.n_shared_experts, 0, CALC_MAX_EXPERTS)
+            check("first_dense_layers", self.first_dense_layers, 0, self.n_layers)
+        if self.kv_lora_rank:
+            for name in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
+                check(name, getattr(self, name), 1, CALC_MAX_DIM)
+            check("q_lora_rank", self.q_lora_rank, 0, CALC_MAX_DIM)
+        if count_params(self)["total"] > CALC_MAX_PARAMS:
+            raise ValueError(f"{self.name}: more than {CALC_MAX_PARAMS:.0e} parameters is beyond this calculator")
+
+    # derived sizes ----------------------------------------------------------------------------
+    @property
+    def kv_heads(self) -> int:
+        return self.n_heads if self.n_kv_heads is None else self.n_kv_heads
+
+    @property
+    def hd(self) -> int:
+        return self.head_dim if self.head_dim is not None else self.d_model // self.n_heads
+
+    @property
+    def ffn(self) -> int:
+        return self.ffn_dim or 4 * self.d_model
+
+    @property
+    def expert_ffn(self) -> int:
+        return self.expert_dim or self.ffn
+
+    @property
+    def is_moe(self) -> bool:
+        return self.n_experts > 0
+
+    @property
+    def is_mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+
+# --------------------------------------------------------------------------- parameters
+def _norm_params(spec: ModelSpec, dim: int) -> int:
+    return 2 * dim if spec.norm == "layernorm" else dim          # LayerNorm has a bias, RMSNorm not
+
+
+def _ffn_params(spec: ModelSpec, hidden: int) -> int:
+    """One FFN: GELU MLP = 2 matrices, SwiGLU = 3 (gate, up, down)."""
+    d = spec.d_model
+    if spec.ffn_type == "gelu":
+        return 2 * d * hidden + (hidden + d if spec.mlp_bias else 0)
+    return 3 * d * hidden + (2 * hidden + d if spec.mlp_bias else 0)
+
+
+def _attention_params(spec: ModelSpec) -> int:
+    d, H = spec.d_model, spec.n_heads
+    if spec.is_mla:                                               # DeepSeek-V2 MLA
+        qk = spec.qk_nope_head_dim + spec.qk_rope_head_dim
+        if spec.q_lora_rank:
+            q = d * spec.q_lora_rank + spec.q_lora_rank + spec.q_lora_rank * H * qk   # a, norm, b
+        else:
+            q = d * H * qk
+        kv_a = d * (spec.kv_lora_rank + spec.qk_rope_head_dim) + spec.kv_lora_rank  # + kv_a_layernorm
+        kv_b = spec.kv_lora_rank * H * (spec.qk_nope_head_dim + spec.v_head_dim)
+        return q + kv_a + kv_b + H * spec.v_head_dim * d
+    q_out, kv_out = H * spec.hd, spec.kv_heads * spec.hd
+    weights = d * q_out + 2 * d * kv_out + q_out * d
+    return weights + (q_out + 2 * kv_out + d if spec.attn_bias else 0)
+
+
+def count_params(spec: ModelSpec) -> dict:
+    """``{"parts": {name: count}, "total": int, "active": int}``.
+
+    >>> count_params(PRESETS["GPT-2 (124M)"])["total"]
+    124439808
+    """
+    L, d = spec.n_layers, spec.d_model
+    moe_layers = L - spec.first_dense_layers if spec.is_moe else 0
+    dense_layers = L - moe_layers
+    expert = _ffn_params(spec, spec.expert_ffn)
+    shared = _ffn_params(spec, spec.expert_ffn * spec.n_shared_experts) if spec.n_shared_experts else 0
+    router = d * spec.n_experts
+    parts = {
+        "embedding": spec.vocab_size * d + spec.learned_positions * d,
+        "attention": L * _attention_params(spec),
+        "ffn": dense_layers * _ffn_params(spec, spec.ffn),
+        "experts": moe_layers * spec.n_experts * expert,
+        "shared_experts": moe_layers * shared,
+        "router": moe_layers * router,
+        "norms": L * 2 * _norm_params(spec, d) + _norm_params(spec, d),
+        "lm_head": 0 if spec.tied_embeddings else spec.vocab_size * d,
+    }
+    total = sum(parts.values())
+    active = total - parts["experts"] + moe_layers * spec.top_k * expert
+    return {"parts": parts, "total": total, "active": active}
+
+
+def rule_of_thumb(spec: ModelSpec) -> int:
+    """12·L·d²: attention 4d² + a 4d-wide GELU MLP 8d² per layer, nothing else.
+
+    >>> rule_of_thumb(PRESETS["GPT-2 (124M)"])
+    84934656
+    """
+    return 12 * spec.n_layers * spec.d_model**2
+
+
+# --------------------------------------------------------------------------- published presets
+# Every value from the model's config.json on the Hugging Face Hub (names in comments).
+PRESETS: dict[str, ModelSpec] = {
+    "GPT-2 (124M)": ModelSpec(  # openai-community/gpt2
+        "GPT-2 (124M)", vocab_size=50257, d_model=768, n_layers=12, n_heads=12, ffn_dim=3072,
+        ffn_type="gelu", tied_embeddings=True, learned_positions=1024, norm="layernorm",
+        attn_bias=True, mlp_bias=True),
+    "Llama-2-7B": ModelSpec(  # meta-llama/Llama-2-7b-hf
+        "Llama-2-7B", vocab_size=32000, d_model=4096, n_layers=32, n_heads=32, n_kv_heads=32,
+        ffn_dim=11008),
+    "Llama-2-70B": ModelSpec(  # meta-llama/Llama-2-70b-hf
+        "Llama-2-70B", vocab_size=32000, d_model=8192, n_layers=80, n_heads=64, n_kv_heads=8,
+        ffn_dim=28672),
+    "Llama-3-8B": ModelSpec(  # meta-llama/Meta-Llama-3-8B
+        "Llama-3-8B", vocab_size=128256, d_model=4096, n_layers=32, n_heads=32, n_kv_heads=8,
+        ffn_dim=14336),
+    "Mistral-7B v0.1": ModelSpec(  # mistralai/Mistral-7B-v0.1
+        "Mistral-7B v0.1", vocab_size=32000, d_model=4096, n_layers=32, n_heads=32, n_kv_heads=8,
+        ffn_dim=14336),
+    "Mixtral-8x7B": ModelSpec(  # mistralai/Mixtral-8x7B-v0.1
+        "Mixtral-8x7B", vocab_size=32000, d_model=4096, n_layers=32, n_heads=32, n_kv_heads=8,
+        ffn_dim=14336, n_experts=8, top_k=2),
+    "DeepSeek-V2-Lite": ModelSpec(  # deepseek-ai/DeepSeek-V2-Lite
+        "DeepSeek-V2-Lite", vocab_size=102400, d_model=2048, n_layers=27, n_heads=16, n_kv_heads=16,
+        ffn_dim=10944, n_experts=64, top_k=6, n_shared_experts=2, expert_dim=1408, first_dense_layers=1,
+        kv_lora_rank=512, q_lora_rank=0, qk_rope_head_dim=64, qk_nope_head_dim=128, v_head_dim=128),
+    "DeepSeek-V2": ModelSpec(  # deepseek-ai/DeepSeek-V2
+        "DeepSeek-V2", vocab_size=102400, d_model=5120, n_layers=60, n_heads=128, n_kv_heads=128,
+        ffn_dim=12288, n_experts=160, top_k=6, n_shared_experts=2, expert_dim=1536, first_dense_layers=1,
+        kv_lora_rank=512, q_lora_rank=1536, qk_rope_head_dim=64, qk_nope_head_dim=128, v_head_dim=128),
+}
+
+
+# --------------------------------------------------------------------------- KV cache
+def bytes_per_element(dtype: str | float | int) -> float:
+    """Bytes of one element: a dtype name (fp32, fp16, bf16, fp8, int8, int4) or a number of bytes."""
+    if isinstance(dtype, str):
+        if dtype not in DTYPE_BYTES:
+            raise ValueError(f"dtype {dtype!r} must be one of {', '.join(DTYPE_BYTES)} or a byte count")
+        return DTYPE_BYTES[dtype]
+    if isinstance(dtype, bool) or not isinstance(dtype, (int, float)) or not 0 < dtype <= 16:
+        raise ValueError(f"bytes per element = {dtype!r} must be a number in (0, 16]")
+    return float(dtype)
+
+
+def _check_run(seq_len: int, batch: int) -> None:
+    for name, value, high in (("context length", seq_len, CALC_MAX_CONTEXT), ("batch", batch, CALC_MAX_BATCH)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
+            raise ValueError(f"{name} = {value!r} must be a whole number from 1 to {high:,}")
+
+
+def kv_elements_per_token(spec: ModelSpec) -> int:
+    """Cached numbers per token, all layers: 2·L·n_kv·head_dim, or L·(kv_lora_rank + rope dim) for MLA.
+
+    >>> kv_elements_per_token(PRESETS["Llama-3-8B"])
+    65536
+    """
+    if spec.is_mla:
+        return spec.n_layers * (spec.kv_lora_rank + spec.qk_rope_head_dim)   # latent + shared RoPE key
+    return 2 * spec.n_layers * spec.kv_heads * spec.hd
+
+
+def kv_cache_bytes(spec: ModelSpec, seq_len: int, batch: int = 1, dtype: str | float = "fp16") -> int:
+    """Bytes of the KV cache for ``batch`` sequences of ``seq_len`` tokens.
+
+    >>> kv_cache_bytes(PRESETS["Llama-2-7B"], 4096, 1, "fp16") / GiB
+    2.0
+    """
+    _check_run(seq_len, batch)
+    return math.ceil(kv_elements_per_token(spec) * seq_len * batch * bytes_per_element(dtype))
+
+
+# --------------------------------------------------------------------------- FLOPs
+def flops_per_token(spec: ModelSpec, seq_len: int) -> dict:
+    """Forward FLOPs of one token at context ``seq_len`` (a multiply-add = 2 FLOPs).
+
+    ``matmul`` = 2 x (active parameters - input embedding), the embedding being a lookup;
+    ``attention`` = the scores QKᵀ and the weighted sum AV against ``seq_len`` keys, every layer.
+    Training costs ~3x the forward (backward = 2x): 6·N per token.
+    """
+    _check_run(seq_len, 1)
+    counts = count_params(spec)
+    head = spec.vocab_size * spec.d_model if spec.tied_embeddings else 0    # the tied matrix is used twice
+    matmul = 2 * (counts["active"] - counts["parts"]["embedding"] + head)
+    if spec.is_mla:
+        qk_dim, v_dim = spec.qk_nope_head_dim + spec.qk_rope_head_dim, spec.v_head_dim
+    else:
+        qk_dim = v_dim = spec.hd
+    attention = 2 * spec.n_layers * seq_len * spec.n_heads * (qk_dim + v_dim)
+    forward = matmul + attention
+    return {"matmul": matmul, "attention": attention, "forward": forward, "train": 3 * forward}
+
+
+def _is_number(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def training_flops_check(tokens: float) -> None:
+    if not _is_number(tokens) or not 0 < tokens <= 1e16:
+        raise ValueError(f"training tokens = {tokens!r} must be a number in (0, 1e16]")
+
+
+def training_flops(spec: ModelSpec, tokens: float) -> float:
+    """6·N·D: the classic estimate of a training run on ``tokens`` tokens (N = active parameters)."""
+    training_flops_check(tokens)
+    return 6.0 * count_params(spec)["active"] * tokens
+
+
+# --------------------------------------------------------------------------- memory
+OPTIMIZER_RECIPES = {
+    # name: bytes per parameter for (weights, gradients, master weights, optimizer states)
+    "16": (2, 2, 4, 8),   # bf16 weights + bf16 grads + fp32 master + Adam m, v (ZeRO's K = 12)
+    "18": (2, 4, 4, 8),   # as 16, but gradients accumulated in fp32
+    "20": (4, 4, 4, 8),   # fp32 weights and grads kept beside an fp32 master copy (naive AMP)
+}
+RECOMPUTE = ("none", "selective", "full")
+
+
+def activation_bytes(spec: ModelSpec, seq_len: int, batch: int, recompute: str = "none") -> int:
+    """Korthikanti et al. (2022), 16-bit activations, no tensor/sequence parallelism, per model.
+
+    none: s·b·h·(34 + 5·a·s/h) per layer; selective (attention scores recomputed): 34·s·b·h;
+    full (only each layer's input kept): 2·s·b·h.
+    """
+    _check_run(seq_len, batch)
+    s, b, h, a, L = seq_len, batch, spec.d_model, spec.n_heads, spec.n_layers
+    per_layer = {"none": s * b * h * (34 + 5 * a * s / h), "selective": 34 * s * b * h, "full": 2 * s * b * h}
+    if recompute not in per_layer:
+        raise ValueError(f"recompute {recompute!r} must be one of {', '.join(RECOMPUTE)}")
+    return math.ceil(L * per_layer[recompute])
+
+
+def training_memory(spec: ModelSpec, *, seq_len: int = 4096, batch: int = 1, recipe: str = "16",
+                    recompute: str = "none") -> dict:
+    """Bytes to train with mixed-precision AdamW: weights, gradients, master, optimizer, activations."""
+    if recipe not in OPTIMIZER_RECIPES:
+        raise ValueError(f"recipe {recipe!r} must be one of {', '.join(OPTIMIZER_RECIPES)} (bytes per parameter)")
+    n = count_params(spec)["total"]
+    w, g, m, o = OPTIMIZER_RECIPES[recipe]
+    parts = {"weights": w * n, "gradients": g * n, "master": m * n, "optimizer": o * n,
+             "activations": activation_bytes(spec, seq_len, batch, recompute)}
+    return {"parts": parts, "total": sum(parts.values()), "bytes_per_param": w + g + m + o}
+
+
+def inference_memory(spec: ModelSpec, *, seq_len: int, batch: int, weight_dtype: str = "bf16",
+                     kv_dtype: str = "bf16") -> dict:
+    """Bytes to serve: the weights in ``weight_dtype`` plus the KV cache in ``kv_dtype``."""
+    weights = math.ceil(count_params(spec)["total"] * bytes_per_element(weight_dtype))
+    kv = kv_cache_bytes(spec, seq_len, batch, kv_dtype)
+    return {"parts": {"weights": weights, "kv_cache": kv}, "total": weights + kv}
+
+
+def gpus_needed(total_bytes: float, gpu_gib: float, usable: float = 0.9) -> int:
+    """GPUs of ``gpu_gib`` GiB to hold ``total_bytes``, using ``usable`` of each (the rest: CUDA, fragments).
+
+    >>> gpus_needed(100 * GiB, 80)
+    2
+    """
+    if not gpu_gib > 0:
+        raise ValueError(f"GPU memory = {gpu_gib!r} GiB must be positive")
+    return max(1, math.ceil(total_bytes / (gpu_gib * GiB * usable)))
+
+
+def cache_outgrows_weights(spec: ModelSpec, batch: int = 1, dtype: str = "bf16") -> int:
+    """The context length at which the KV cache in ``dtype`` holds as many bytes as the weights."""
+    weights = count_params(spec)["total"] * bytes_per_element(dtype)
+    return math.ceil(weights / (kv_elements_per_token(spec) * batch * bytes_per_element(dtype)))
+
+
+# --------------------------------------------------------------------------- config.json
+def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
+    """A :class:`ModelSpec` from a Hugging Face ``config.json`` (GPT-2, Llama, Mistral, Mixtral, DeepSeek).
+
+    >>> spec_from_config('{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, '
+    ...                  '"vocab_size": 100, "intermediate_size": 128}').kv_heads
+    4
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("paste the text of a config.json")
+    if len(text) > CALC_MAX_JSON_CHARS:
+        raise ValueError(f"the config is {len(text):,} characters: at most {CALC_MAX_JSON_CHARS:,}")
+    try:
+        cfg = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    if not isinstance(cfg, dict):
+        raise ValueError("a config.json is a JSON object ({...})")
+
+    def get(*keys, default=None):
+        for key in keys:
+            if cfg.get(key) is not None:
+                return cfg[key]
+        return default
+
+    d = get("hidden_size", "n_embd", "d_model")
+    layers = get("num_hidden_layers", "n_layer", "num_layers")
+    heads = get("num_attention_heads", "n_head")
+    vocab = get("vocab_size")
+    missing = [k for k, v in (("hidden_size", d), ("num_hidden_layers", layers),
+                              ("num_attention_heads", heads), ("vocab_size", vocab)) if v is None]
+    if missing:
+        raise ValueError(f"the config lacks {', '.join(missing)}")
+    gpt2 = cfg.get("model_type") == "gpt2" or "n_embd" in cfg
+    act = str(get("hidden_act", "activation_function", default="silu"))
+    experts = get("num_local_experts", "n_routed_experts", default=0) or 0
+    kwargs = dict(
+        vocab_size=vocab, d_model=d, n_layers=layers, n_heads=heads,
+        n_kv_heads=get("num_key_value_heads"), head_dim=get("head_dim"),
+        ffn_dim=get("intermediate_size", "n_inner", default=0) or 0,
+        ffn_type="gelu" if gpt2 or "gelu" in act and "glu" not in act else "swiglu",
+        tied_embeddings=bool(get("tie_word_embeddings", default=gpt2)),
+        learned_positions=get("n_positions", default=0) if gpt2 else 0,
+        norm="layernorm" if gpt2 else "rmsnorm",
+        attn_bias=bool(get("attention_bias", default=gpt2)), mlp_bias=bool(get("mlp_bias", default=gpt2)),
+        n_experts=experts, top_k=get("num_experts_per_tok", default=0) if experts else 0,
+        n_shared_experts=get("n_shared_experts", default=0) or 0,
+        expert_dim=get("moe_intermediate_size", default=0) or 0,
+        first_dense_layers=get("first_k_dense_replace", default=0) if experts else 0,
+        kv_lora_rank=get("kv_lora_rank", default=0) or 0, q_lora_rank=get("q_lora_rank", default=0) or 0,
+        qk_rope_head_dim=get("qk_rope_head_dim", default=0) or 0,
+        qk_nope_head_dim=get("qk_nope_head_dim", default=0) or 0, v_head_dim=get("v_head_dim", default=0) or 0,
+    )
+    for key, value in kwargs.items():
+        if isinstance(value, float) and value.is_integer():
+            kwargs[key] = int(value)
+    if kwargs["kv_lora_rank"]:
+        kwargs["head_dim"] = kwargs["head_dim"] or kwargs["qk_nope_head_dim"] + kwargs["qk_rope_head_dim"]
+    return ModelSpec(name=str(cfg.get("_name_or_path") or name)[:80], **kwargs)
+
+
+def spec_fields() -> list[str]:
+    """The editable fields of a spec, in order (the UI builds one input per field)."""
+    return [f.name for f in fields(ModelSpec) if f.name != "name"]
+
+
+def with_changes(spec: ModelSpec, **changes) -> ModelSpec:
+    """A validated copy of ``spec`` with some fields changed."""
+    return replace(spec, **changes)
+
+
+def as_dict(spec: ModelSpec) -> dict:
+    return asdict(spec)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """How the model is run: the context, batch, dtypes, training budget and hardware."""
+
+    seq_len: int = 4096
+    batch: int = 1
+    weight_dtype: str = "bf16"
+    kv_dtype: str = "bf16"
+    train_tokens: float = 1e12
+    recipe: str = "16"
+    recompute: str = "selective"
+    gpu_gib: float = 80.0
+    usable: float = 0.9
+
+    def __post_init__(self):
+        _check_run(self.seq_len, self.batch)
+        bytes_per_element(self.weight_dtype)
+        bytes_per_element(self.kv_dtype)
+        training_flops_check(self.train_tokens)
+        if self.recipe not in OPTIMIZER_RECIPES:
+            raise ValueError(f"recipe {self.recipe!r} must be one of {', '.join(OPTIMIZER_RECIPES)} (bytes per parameter)")
+        if self.recompute not in RECOMPUTE:
+            raise ValueError(f"recompute {self.recompute!r} must be one of {', '.join(RECOMPUTE)}")
+        if not _is_number(self.gpu_gib) or not 1 <= self.gpu_gib <= 10_000:
+            raise ValueError(f"GPU memory = {self.gpu_gib!r} GiB must be a number from 1 to 10,000")
+        if not _is_number(self.usable) or not 0 < self.usable <= 1:
+            raise ValueError(f"usable fraction = {self.usable!r} must be in (0, 1]")
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """Everything the calculator tab shows for one spec and one run."""
+
+    spec: ModelSpec
+    run: RunSettings
+    params: dict
+    active_parts: dict
+    rule_of_thumb: int
+    flops: dict
+    train_flops: float
+    inference: dict
+    training: dict
+    gpus_inference: int
+    gpus_training: int
+    crossover_tokens: int
+
+
+def analyze(spec: ModelSpec, run: RunSettings) -> Analysis:
+    """Count, cost and size ``spec`` under ``run``.
+
+    >>> a = analyze(PRESETS["Mixtral-8x7B"], RunSettings())
+    >>> a.params["active"], a.active_parts["experts"]
+    (12879925248, 11274289152)
+    """
+    params = count_params(spec)
+    moe_layers = spec.n_layers - spec.first_dense_layers if spec.is_moe else 0
+    active_parts = dict(params["parts"], experts=moe_layers * spec.top_k * _ffn_params(spec, spec.expert_ffn))
+    inference = inference_memory(spec, seq_len=run.seq_len, batch=run.batch, weight_dtype=run.weight_dtype,
+                                 kv_dtype=run.kv_dtype)
+    training = training_memory(spec, seq_len=run.seq_len, batch=run.batch, recipe=run.recipe,
+                               recompute=run.recompute)
+    return Analysis(
+        spec, run, params, active_parts, rule_of_thumb(spec), flops_per_token(spec, run.seq_len),
+        training_flops(spec, run.train_tokens), inference, training,
+        gpus_needed(inference["total"], run.gpu_gib, run.usable), gpus_needed(training["total"], run.gpu_gib, run.usable),
+        cache_outgrows_weights(spec, run.batch, run.kv_dtype))
+
+
+def kv_curve(spec: ModelSpec, batch: int, dtype: str, *, points: int = 40) -> tuple[list[int], list[float], float]:
+    """Context lengths (log-spaced, 128 … past the crossover), KV GiB at each, and the weights in GiB."""
+    crossover = cache_outgrows_weights(spec, batch, dtype)
+    top = min(CALC_MAX_CONTEXT, max(2**20, 4 * crossover))
+    contexts = sorted({round(128 * (top / 128) ** (i / (points - 1))) for i in range(points)})
+    kv = [kv_cache_bytes(spec, t, batch, dtype) / GiB for t in contexts]
+    return contexts, kv, count_params(spec)["total"] * bytes_per_element(dtype) / GiB

@@ -1,0 +1,119 @@
+"""Number formats of deep learning, as bit fields, and what casting a value to each really does.
+
+Every value shown is computed by casting a real torch tensor (fp8 included) and reading its bits.
+Reference: IEEE 754 (fp32, fp16), Google Brain bfloat16, Micikevicius et al. 2022 "FP8 Formats for
+Deep Learning" (E4M3 has no infinities and tops out at 448; E5M2 keeps IEEE's specials).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class Format:
+    name: str
+    dtype: torch.dtype
+    sign: int
+    exponent: int
+    mantissa: int          # stored fraction bits (an int format: value bits)
+
+    @property
+    def bits(self) -> int:
+        return self.sign + self.exponent + self.mantissa
+
+    @property
+    def is_float(self) -> bool:
+        return self.dtype.is_floating_point
+
+
+FORMATS = (
+    Format("fp32", torch.float32, 1, 8, 23),
+    Format("fp16", torch.float16, 1, 5, 10),
+    Format("bf16", torch.bfloat16, 1, 8, 7),
+    Format("fp8 E4M3", torch.float8_e4m3fn, 1, 4, 3),
+    Format("fp8 E5M2", torch.float8_e5m2, 1, 5, 2),
+    Format("int8", torch.int8, 1, 0, 7),
+)
+_UINT = {32: torch.int32, 16: torch.int16, 8: torch.uint8}
+MAX_ABS_INPUT = 1e300
+
+
+@dataclass(frozen=True)
+class FormatFacts:
+    """Range and precision of a format, from ``torch.finfo`` / ``torch.iinfo``."""
+
+    max: float
+    smallest_normal: float | None
+    eps: float | None           # gap between 1 and the next representable number
+    decimal_digits: float | None
+
+
+def facts(fmt: Format) -> FormatFacts:
+    """Largest value, smallest normal, epsilon and decimal digits of ``fmt``.
+
+    >>> facts(FORMATS[1]).max
+    65504.0
+    """
+    if fmt.is_float:
+        info = torch.finfo(fmt.dtype)
+        return FormatFacts(float(info.max), float(info.smallest_normal), float(info.eps),
+                           round(-math.log10(float(info.eps)), 2))
+    info = torch.iinfo(fmt.dtype)
+    return FormatFacts(float(info.max), None, None, None)
+
+
+@dataclass(frozen=True)
+class Cast:
+    """``value`` cast to a format: the stored number, its bits, and the error."""
+
+    format: str
+    stored: float               # may be inf or nan (fp16 overflow, E4M3 has no inf -> nan)
+    bits: str                   # most significant bit first
+    abs_error: float | None
+    rel_error: float | None
+    note: str                   # "overflow", "underflow to zero", "rounded", "exact", "saturated"
+
+
+def bits_of(t: torch.Tensor) -> str:
+    """The bits of a one-element tensor, most significant first.
+
+    >>> bits_of(torch.tensor([1.0], dtype=torch.float16))
+    '0011110000000000'
+    """
+    nbits = t.element_size() * 8
+    raw = int(t.view(_UINT[nbits]).item()) & ((1 << nbits) - 1)
+    return format(raw, f"0{nbits}b")
+
+
+def cast(value: float, fmt: Format) -> Cast:
+    """Cast ``value`` as PyTorch does (round to nearest even; int8 rounds then saturates).
+
+    >>> cast(70000.0, FORMATS[1]).note, cast(70000.0, FORMATS[2]).stored
+    ('overflow', 70144.0)
+    """
+    if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value \
+            or abs(value) > MAX_ABS_INPUT:
+        raise ValueError(f"value = {value!r} must be a finite number with |value| <= 1e300")
+    x = torch.tensor([float(value)], dtype=torch.float64)
+    if fmt.is_float:
+        t = x.to(fmt.dtype)
+    else:
+        info = torch.iinfo(fmt.dtype)
+        t = x.round().clamp(info.min, info.max).to(fmt.dtype)
+    stored = float(t.to(torch.float64).item())
+    if not math.isfinite(stored):
+        note = "overflow"
+    elif abs(stored) < abs(value) and abs(stored) == facts(fmt).max:
+        note = "saturated"                       # E4M3 and int8 clamp to their largest value
+    elif stored == 0 and value != 0 and fmt.is_float:
+        note = "underflow to zero"
+    elif stored == value:
+        note = "exact"
+    else:
+        note = "rounded"
+    err = abs(stored - value) if math.isfinite(stored) else None
+    rel = err / abs(value) if err is not None and value != 0 else None
+    return Cast(fmt.name, stored, bits_of(t), err, rel, note)

@@ -1,0 +1,183 @@
+"""The calculator against published numbers, closed forms, built PyTorch modules and real casts."""
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from models.calculator import (GiB, PRESETS, ModelSpec, RunSettings, activation_bytes, analyze, count_params,
+                               flops_per_token, gpus_needed, kv_cache_bytes, rule_of_thumb, spec_from_config,
+                               training_memory)
+from models.calculator_verify import build_model, verify
+from models.numformats import FORMATS, bits_of, cast, facts
+
+# Totals published by the model authors / computed by summing the released checkpoints' tensors.
+PUBLISHED = {
+    "GPT-2 (124M)": (124_439_808, 124_439_808),
+    "Llama-2-7B": (6_738_415_616, 6_738_415_616),
+    "Llama-2-70B": (68_976_648_192, 68_976_648_192),
+    "Llama-3-8B": (8_030_261_248, 8_030_261_248),
+    "Mistral-7B v0.1": (7_241_732_096, 7_241_732_096),
+    "Mixtral-8x7B": (46_702_792_704, 12_879_925_248),
+}
+
+
+@pytest.mark.parametrize("name", PUBLISHED)
+def test_published_totals(name):
+    counts = count_params(PRESETS[name])
+    assert (counts["total"], counts["active"]) == PUBLISHED[name]
+    assert sum(counts["parts"].values()) == counts["total"]
+
+
+def test_deepseek_v2_lite_is_the_published_15_7b_with_2_4b_active_without_embeddings():
+    counts = count_params(PRESETS["DeepSeek-V2-Lite"])
+    assert round(counts["total"] / 1e9, 1) == 15.7                    # model card: 15.7B total
+    non_embedding_active = counts["active"] - counts["parts"]["embedding"]
+    assert round(non_embedding_active / 1e9, 1) == 2.5                # card: 2.4B activated (rounding)
+
+
+def test_deepseek_v2_is_the_published_236b_with_21b_active():
+    counts = count_params(PRESETS["DeepSeek-V2"])
+    assert round(counts["total"] / 1e9) == 236                        # paper: 236B total
+    assert round(counts["active"] / 1e9) == 21                        # paper: 21B activated per token
+
+
+@pytest.mark.parametrize("field,value,message", [("gpu_gib", None, "GPU memory"), ("gpu_gib", 0.5, "GPU memory"),
+                                                 ("recipe", "17", "recipe"), ("kv_dtype", "fp12", "dtype"),
+                                                 ("train_tokens", float("nan"), "training tokens")])
+def test_run_settings_validate_themselves(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        RunSettings(**{field: value})
+
+
+@pytest.mark.parametrize("name", PRESETS)
+def test_formula_equals_numel_of_built_modules_and_real_cache(name):
+    v = verify(PRESETS[name], seq_len=64, batch=2)
+    assert v.formula_params == v.built_params
+    assert v.formula_kv_bytes == v.built_kv_bytes
+
+
+def test_tied_embeddings_are_counted_once():
+    spec = dataclasses.replace(PRESETS["Llama-2-7B"], n_layers=1, tied_embeddings=True)
+    model = build_model(spec)
+    assert model["lm_head"].weight is model["embed"].weight
+    assert count_params(spec)["parts"]["lm_head"] == 0
+
+
+def test_kv_cache_closed_forms():
+    assert kv_cache_bytes(PRESETS["Llama-2-7B"], 4096, 1, "fp16") == 2 * GiB
+    assert kv_cache_bytes(PRESETS["Llama-3-8B"], 8192, 1, "fp16") == 1 * GiB
+    assert kv_cache_bytes(PRESETS["Llama-3-8B"], 8192, 1, "int4") == GiB // 4
+    assert kv_cache_bytes(PRESETS["Llama-3-8B"], 8192, 1, 3) == 3 * GiB // 2   # a byte count works too
+    mla = PRESETS["DeepSeek-V2-Lite"]                                   # latent 512 + RoPE key 64, no factor 2
+    assert kv_cache_bytes(mla, 1000, 3, "bf16") == 27 * (512 + 64) * 1000 * 3 * 2
+
+
+def test_gqa_shrinks_the_cache_by_heads_over_kv_heads():
+    mha = dataclasses.replace(PRESETS["Llama-3-8B"], n_kv_heads=32)
+    assert kv_cache_bytes(mha, 100) == 4 * kv_cache_bytes(PRESETS["Llama-3-8B"], 100)
+
+
+def test_rule_of_thumb_is_exact_for_a_gpt_like_stack_without_embeddings():
+    spec = ModelSpec("toy", vocab_size=1, d_model=64, n_layers=3, n_heads=4, ffn_dim=256, ffn_type="gelu",
+                     tied_embeddings=True)
+    counts = count_params(spec)
+    assert counts["parts"]["attention"] + counts["parts"]["ffn"] == rule_of_thumb(spec) == 12 * 3 * 64**2
+
+
+def test_flops_and_training_memory_by_hand():
+    spec = PRESETS["Llama-2-7B"]
+    f = flops_per_token(spec, 4096)
+    assert f["matmul"] == 2 * (6_738_415_616 - 32000 * 4096)            # the input embedding is a lookup
+    assert f["attention"] == 2 * 32 * 4096 * 32 * (128 + 128)
+    mem = training_memory(spec, seq_len=2048, batch=1, recipe="16", recompute="full")
+    assert mem["parts"]["weights"] + mem["parts"]["gradients"] + mem["parts"]["master"] + mem["parts"]["optimizer"] \
+        == 16 * 6_738_415_616
+    assert mem["parts"]["activations"] == 32 * 2 * 2048 * 4096
+    assert activation_bytes(spec, 2048, 1, "none") == 32 * 2048 * 4096 * (34 + 5 * 32 * 2048 / 4096)
+    assert gpus_needed(mem["total"], 80) == int(np.ceil(mem["total"] / (80 * GiB * 0.9)))
+
+
+def test_analysis_of_mixtral():
+    a = analyze(PRESETS["Mixtral-8x7B"], RunSettings(seq_len=32768, batch=1))
+    assert a.active_parts["experts"] == 32 * 2 * 3 * 4096 * 14336
+    assert a.inference["parts"]["kv_cache"] == 2 * 32 * 8 * 128 * 32768 * 2
+
+
+CONFIGS = {
+    "llama3": ({"architectures": ["LlamaForCausalLM"], "hidden_size": 4096, "intermediate_size": 14336,
+                "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+                "vocab_size": 128256, "tie_word_embeddings": False, "hidden_act": "silu", "head_dim": 128},
+               8_030_261_248),
+    "gpt2": ({"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024,
+              "vocab_size": 50257, "activation_function": "gelu_new"}, 124_439_808),
+    "mixtral": ({"hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
+                 "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 32000, "num_local_experts": 8,
+                 "num_experts_per_tok": 2, "hidden_act": "silu"}, 46_702_792_704),
+    "deepseek": ({"hidden_size": 2048, "intermediate_size": 10944, "num_attention_heads": 16,
+                  "num_hidden_layers": 27, "num_key_value_heads": 16, "vocab_size": 102400, "n_routed_experts": 64,
+                  "n_shared_experts": 2, "num_experts_per_tok": 6, "moe_intermediate_size": 1408,
+                  "first_k_dense_replace": 1, "kv_lora_rank": 512, "q_lora_rank": None, "qk_rope_head_dim": 64,
+                  "qk_nope_head_dim": 128, "v_head_dim": 128, "tie_word_embeddings": False},
+                 count_params(PRESETS["DeepSeek-V2-Lite"])["total"]),
+}
+
+
+@pytest.mark.parametrize("name", CONFIGS)
+def test_config_json_parsing(name):
+    config, total = CONFIGS[name]
+    assert count_params(spec_from_config(json.dumps(config)))["total"] == total
+
+
+@pytest.mark.parametrize("text,match", [
+    ("", "paste"), ("{not json", "not valid JSON"), ("[1, 2]", "JSON object"),
+    ('{"hidden_size": 64}', "lacks num_hidden_layers"),
+    ('{"hidden_size": 100, "num_hidden_layers": 2, "num_attention_heads": 3, "vocab_size": 10}', "must divide d_model"),
+    ('{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 3, "vocab_size": 10}',
+     "n_kv_heads = 3 must divide n_heads = 8"),
+    ('{"hidden_size": -4, "num_hidden_layers": 2, "num_attention_heads": 2, "vocab_size": 10}', "d_model = -4"),
+    ('{"hidden_size": 1000000, "num_hidden_layers": 1000, "num_attention_heads": 1000, "vocab_size": 10, '
+     '"intermediate_size": 1000}',
+     "parameters is beyond"),
+    ("x" * 200_000, "at most"),
+])
+def test_bad_configs(text, match):
+    with pytest.raises(ValueError, match=match):
+        spec_from_config(text)
+
+
+def test_bad_runs():
+    with pytest.raises(ValueError, match="context length = 0"):
+        kv_cache_bytes(PRESETS["Llama-2-7B"], 0)
+    with pytest.raises(ValueError, match="dtype 'fp64'"):
+        kv_cache_bytes(PRESETS["Llama-2-7B"], 10, 1, "fp64")
+    with pytest.raises(ValueError, match="recompute"):
+        training_memory(PRESETS["Llama-2-7B"], recompute="some")
+
+
+# ------------------------------------------------------------------- number formats
+def test_format_facts_are_the_published_ones():
+    by_name = {f.name: facts(f) for f in FORMATS}
+    assert by_name["fp16"].max == 65504 and by_name["fp16"].smallest_normal == 2.0**-14
+    assert by_name["bf16"].eps == 2.0**-7 and by_name["fp32"].eps == 2.0**-23
+    assert by_name["fp8 E4M3"].max == 448 and by_name["fp8 E5M2"].max == 57344
+    assert all(f.bits == {torch.int8: 8}.get(f.dtype, f.dtype.itemsize * 8) for f in FORMATS)
+
+
+@pytest.mark.parametrize("value", [0.1, 1 / 3, 65504.0, 65520.0, 1e-8, -2.5, 1e5])
+def test_fp16_cast_equals_numpy(value):
+    c = cast(value, FORMATS[1])
+    expected = float(np.float16(value))
+    assert c.stored == expected or (np.isinf(expected) and np.isinf(c.stored))
+    assert c.bits == format(int(np.array(value, dtype=np.float16).view(np.uint16)), "016b")
+
+
+def test_bits_and_notes_by_hand():
+    assert bits_of(torch.tensor([1.0])) == "0" + "01111111" + "0" * 23
+    assert cast(70000.0, FORMATS[1]).note == "overflow"                 # fp16 tops out at 65,504
+    assert cast(70000.0, FORMATS[2]).stored == 70144.0                  # bf16: 8 bits of precision
+    assert cast(1.0, FORMATS[0]).note == "exact"
+    assert cast(300.0, FORMATS[5]).note == "saturated" and cast(300.0, FORMATS[5]).stored == 127
+    with pytest.raises(ValueError, match="finite number"):
+        cast(float("nan"), FORMATS[0])

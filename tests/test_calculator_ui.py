@@ -1,0 +1,30 @@
+"""The calculator in a real browser: pick a preset, see the numbers change; paste a config."""
+import json
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.e2e
+
+
+def test_preset_and_config(page, server_url, shot):
+    page.goto(server_url)
+    page.get_by_role("tab", name="Calculator").click()
+    summary = page.locator("#calc_summary")
+    expect(summary).to_contain_text("8,030,261,248", timeout=30_000)          # Llama-3-8B on load
+    page.locator("#calc_preset input").click()
+    page.get_by_role("option", name="Mixtral-8x7B").click()
+    expect(summary).to_contain_text("46,702,792,704", timeout=15_000)
+    page.get_by_role("button", name="Mixture of experts").click()
+    expect(page.locator("#calc_n_experts input")).to_have_value("8")
+    page.locator("#calc_verify").click()
+    expect(page.locator("#calc_verification")).to_contain_text("✓ equal", timeout=30_000)
+    shot(page, "mixtral")
+
+    page.get_by_role("button", name="Paste a config.json").click()
+    config = {"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024,
+              "vocab_size": 50257}
+    page.locator("#calc_json textarea").fill(json.dumps(config))
+    page.locator("#calc_load").click()
+    expect(summary).to_contain_text("124,439,808", timeout=15_000)
+    expect(page.locator("#calc_preset input")).to_have_value("custom")
