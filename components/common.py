@@ -12,6 +12,11 @@ from components.i18n import t
 F = TypeVar("F", bound=Callable)
 log = logging.getLogger("llm_anatomy")
 
+# Long work (training runs, generation, BPE on a large corpus) queues apart from the instant tabs:
+# at most this many run at once across the app, and they never take an instant event's slot.
+# Use as ``button.click(fn, ..., **HEAVY)``; instant events keep the app's default queue.
+HEAVY = dict(concurrency_id="heavy", concurrency_limit=2)
+
 STRINGS = {
     "en": {
         "computed_on": "Computed on",
