@@ -59,6 +59,8 @@ STRINGS = {
         "calc_summary": "Summary", "calc_params_plot": "Parameters", "calc_memory_plot": "Memory",
         "calc_kv_plot": "KV cache", "calc_formats": "Number formats", "calc_value": "a value to store",
         "calc_bits_plot": "Bit layouts",
+        "calc_sub_model": "Parameters, FLOPs, memory", "calc_rounding_plot": "Range and precision",
+        "calc_value_info": "Try 65504 and 65520 (fp16's edge), 0.1, 1e-8, 448, 3e38.",
         "gelu": "GELU MLP (2 matrices)", "swiglu": "SwiGLU (3 matrices)", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm",
         "none": "none", "selective": "selective", "full": "full",
         "calc_explain": r"""
@@ -86,6 +88,8 @@ STRINGS = {
         "calc_summary": "汇总", "calc_params_plot": "参数量", "calc_memory_plot": "显存",
         "calc_kv_plot": "KV 缓存", "calc_formats": "数值格式", "calc_value": "要存储的数值",
         "calc_bits_plot": "位布局",
+        "calc_sub_model": "参数量、FLOPs、显存", "calc_rounding_plot": "范围与精度",
+        "calc_value_info": "试试 65504 和 65520（fp16 的边界）、0.1、1e-8、448、3e38。",
         "gelu": "GELU MLP（2 个矩阵）", "swiglu": "SwiGLU（3 个矩阵）", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm",
         "none": "不重计算", "selective": "选择性", "full": "完全",
         "calc_explain": r"""
@@ -129,8 +133,11 @@ def _run(seq_len, batch, weight_dtype, kv_dtype, train_tokens, recipe, recompute
 
 
 @user_errors
-def calculate(*args, request: gr.Request = None):
-    """The ``/calculate`` endpoint: spec fields, then run settings -> summary, three figures, device line."""
+def calculate(request: gr.Request, *args):
+    """The ``/calculate`` endpoint: spec fields, then run settings -> summary, three figures, device line.
+
+    ``request`` comes first: Gradio injects it only into positional parameters, never after ``*args``.
+    """
     from models.calculator import analyze, kv_curve
     from models.device import timed
     import torch
@@ -149,7 +156,7 @@ def calculate(*args, request: gr.Request = None):
 
 
 @user_errors
-def verify_spec(*fields, request: gr.Request = None):
+def verify_spec(request: gr.Request, *fields):
     """The ``/calculate_verify`` endpoint: the counts of a really built model and a really allocated cache."""
     from models.calculator_verify import verify
     from viz.calculator import verification_markdown
@@ -158,9 +165,10 @@ def verify_spec(*fields, request: gr.Request = None):
 
 @user_errors
 def number_formats(value, request: gr.Request = None):
-    """The ``/number_formats`` endpoint: bit layouts and the cast of ``value`` into each format."""
-    from models.numformats import FORMATS, cast, facts
-    from viz.calculator import bits_figure, formats_markdown
+    """The ``/number_formats`` endpoint: bit layouts and the cast of ``value`` into each format, the
+    rounding error of every format across magnitudes, and the table of ranges and casts."""
+    from models.numformats import FORMATS, cast, error_curves, facts
+    from viz.calculator import bits_figure, formats_markdown, rounding_figure
     try:
         value = float(value)
     except (TypeError, ValueError):
@@ -168,7 +176,13 @@ def number_formats(value, request: gr.Request = None):
     lang = lang_of(request)
     casts = [cast(value, f) for f in FORMATS]
     rows = [(f.name, f.sign, f.exponent, f.mantissa, c.bits) for f, c in zip(FORMATS, casts)]
-    return bits_figure(rows, lang), formats_markdown(value, casts, [facts(f) for f in FORMATS], lang)
+    return (bits_figure(rows, lang), rounding_figure(*error_curves(), lang),
+            formats_markdown(value, casts, [facts(f) for f in FORMATS], lang))
+
+
+def first_draw(request: gr.Request, *args):
+    """On page load: the model view and the number formats (the last input is the value to cast)."""
+    return (*calculate(request, *args[:-1]), *number_formats(args[-1], request))
 
 
 def _preset_values(name: str):
@@ -205,43 +219,52 @@ def build() -> dict:
     """Lay out the tab, wire it, return the first-draw event."""
     defaults = dict(zip(FIELDS, _preset_values(DEFAULT_PRESET)))
     gr.Markdown(t("calc_intro"))
-    with gr.Row():
-        with gr.Column(scale=1, min_width=320):
-            preset = gr.Dropdown([*PRESETS, ("custom", "custom")], value=DEFAULT_PRESET, label=t("calc_preset"),
-                                 elem_id="calc_preset")
-            with gr.Accordion(t("calc_paste"), open=False):
-                config = gr.Textbox(lines=6, label=t("calc_json"), max_length=CALC_MAX_JSON_CHARS, elem_id="calc_json")
-                load = gr.Button(t("calc_load"), size="sm", elem_id="calc_load")
-            widgets = {}
-            for group, names in GROUPS.items():
-                with gr.Accordion(t(group), open=group == "calc_core"):
-                    for i in range(0, len(names), 2):                        # two fields per row
-                        with gr.Row():
-                            for name in names[i:i + 2]:
-                                widgets[name] = _field(name, defaults[name])
-            with gr.Accordion(t("calc_run"), open=True):
-                seq = gr.Number(4096, precision=0, minimum=1, maximum=CALC_MAX_CONTEXT, label=t("calc_seq"), elem_id="calc_seq")
-                batch = gr.Number(1, precision=0, minimum=1, maximum=CALC_MAX_BATCH, label=t("calc_batch"), elem_id="calc_batch")
-                wdtype = gr.Dropdown(list(DTYPE_BYTES), value="bf16", label=t("calc_wdtype"), elem_id="calc_wdtype")
-                kvdtype = gr.Dropdown(list(DTYPE_BYTES), value="bf16", label=t("calc_kvdtype"), elem_id="calc_kvdtype")
-                tokens = gr.Number(1e12, minimum=1, maximum=1e16, label=t("calc_tokens"), elem_id="calc_tokens")
-                recipe = gr.Radio(list(OPTIMIZER_RECIPES), value="16", label=t("calc_recipe"), elem_id="calc_recipe")
-                recompute = gr.Radio([(t(r), r) for r in RECOMPUTE], value="selective", label=t("calc_recompute"),
-                                     elem_id="calc_recompute")
-                gpu = gr.Dropdown(list(GPU_CHOICES), value=80.0, label=t("calc_gpu"), elem_id="calc_gpu")
-        with gr.Column(scale=2):
-            summary = gr.Markdown(elem_id="calc_summary", latex_delimiters=[])
-            params_plot = gr.Plot(label=t("calc_params_plot"), elem_id="calc_params_plot")
-            memory_plot = gr.Plot(label=t("calc_memory_plot"), elem_id="calc_memory_plot")
-            kv_plot = gr.Plot(label=t("calc_kv_plot"), elem_id="calc_kv_plot")
-            verify_button = gr.Button(t("calc_verify"), size="sm", elem_id="calc_verify")
-            verification = gr.Markdown(elem_id="calc_verification")
-            device = device_line()
-            with gr.Accordion(t("calc_formats"), open=False):
-                value = gr.Number(70000.0, label=t("calc_value"), elem_id="calc_value")
-                bits_plot = gr.Plot(label=t("calc_bits_plot"), elem_id="calc_bits_plot")
-                formats_table = gr.Markdown(elem_id="calc_formats_table")
-            explain("calc_explain")
+    with gr.Tabs():
+        with gr.Tab(t("calc_sub_model"), id="calc_model"):
+            with gr.Row():
+                with gr.Column(scale=1, min_width=320):
+                    preset = gr.Dropdown([*PRESETS, ("custom", "custom")], value=DEFAULT_PRESET,
+                                         label=t("calc_preset"), elem_id="calc_preset")
+                    with gr.Accordion(t("calc_paste"), open=False):
+                        config = gr.Textbox(lines=6, label=t("calc_json"), max_length=CALC_MAX_JSON_CHARS,
+                                            elem_id="calc_json")
+                        load = gr.Button(t("calc_load"), size="sm", elem_id="calc_load")
+                    widgets = {}
+                    for group, names in GROUPS.items():
+                        with gr.Accordion(t(group), open=group == "calc_core"):
+                            for i in range(0, len(names), 2):                        # two fields per row
+                                with gr.Row():
+                                    for name in names[i:i + 2]:
+                                        widgets[name] = _field(name, defaults[name])
+                    with gr.Accordion(t("calc_run"), open=True):
+                        seq = gr.Number(4096, precision=0, minimum=1, maximum=CALC_MAX_CONTEXT, label=t("calc_seq"),
+                                        elem_id="calc_seq")
+                        batch = gr.Number(1, precision=0, minimum=1, maximum=CALC_MAX_BATCH, label=t("calc_batch"),
+                                          elem_id="calc_batch")
+                        wdtype = gr.Dropdown(list(DTYPE_BYTES), value="bf16", label=t("calc_wdtype"),
+                                             elem_id="calc_wdtype")
+                        kvdtype = gr.Dropdown(list(DTYPE_BYTES), value="bf16", label=t("calc_kvdtype"),
+                                              elem_id="calc_kvdtype")
+                        tokens = gr.Number(1e12, minimum=1, maximum=1e16, label=t("calc_tokens"), elem_id="calc_tokens")
+                        recipe = gr.Radio(list(OPTIMIZER_RECIPES), value="16", label=t("calc_recipe"),
+                                          elem_id="calc_recipe")
+                        recompute = gr.Radio([(t(r), r) for r in RECOMPUTE], value="selective",
+                                             label=t("calc_recompute"), elem_id="calc_recompute")
+                        gpu = gr.Dropdown(list(GPU_CHOICES), value=80.0, label=t("calc_gpu"), elem_id="calc_gpu")
+                with gr.Column(scale=2):
+                    summary = gr.Markdown(elem_id="calc_summary", latex_delimiters=[])
+                    params_plot = gr.Plot(label=t("calc_params_plot"), elem_id="calc_params_plot")
+                    memory_plot = gr.Plot(label=t("calc_memory_plot"), elem_id="calc_memory_plot")
+                    kv_plot = gr.Plot(label=t("calc_kv_plot"), elem_id="calc_kv_plot")
+                    verify_button = gr.Button(t("calc_verify"), size="sm", elem_id="calc_verify")
+                    verification = gr.Markdown(elem_id="calc_verification")
+                    device = device_line()
+        with gr.Tab(t("calc_formats"), id="calc_formats"):
+            value = gr.Number(70000.0, label=t("calc_value"), info=t("calc_value_info"), elem_id="calc_value")
+            bits_plot = gr.Plot(label=t("calc_bits_plot"), elem_id="calc_bits_plot")
+            formats_table = gr.Markdown(elem_id="calc_formats_table")
+            rounding_plot = gr.Plot(label=t("calc_rounding_plot"), elem_id="calc_rounding_plot")
+    explain("calc_explain")
 
     fields = [widgets[f] for f in FIELDS]
     inputs = [*fields, seq, batch, wdtype, kvdtype, tokens, recipe, recompute, gpu]
@@ -260,6 +283,7 @@ def build() -> dict:
     load.click(load_config, config, [preset, *fields], api_visibility="private").success(
         **{**main, "api_visibility": "private"})
     verify_button.click(verify_spec, fields, verification, api_name="calculate_verify")
-    gr.on([value.submit, value.blur], number_formats, value, [bits_plot, formats_table], api_name="number_formats",
+    formats_outputs = [bits_plot, rounding_plot, formats_table]
+    gr.on([value.submit, value.blur], number_formats, value, formats_outputs, api_name="number_formats",
           show_progress="hidden")
-    return main
+    return dict(fn=first_draw, inputs=[*inputs, value], outputs=[*outputs, *formats_outputs], show_progress="hidden")

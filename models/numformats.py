@@ -117,3 +117,44 @@ def cast(value: float, fmt: Format) -> Cast:
     err = abs(stored - value) if math.isfinite(stored) else None
     rel = err / abs(value) if err is not None and value != 0 else None
     return Cast(fmt.name, stored, bits_of(t), err, rel, note)
+
+
+def relative_errors(fmt: Format, x: torch.Tensor) -> torch.Tensor:
+    """``|stored - x| / x`` for positive float64 magnitudes ``x`` cast to ``fmt`` (round to nearest even);
+    NaN where the format cannot hold the number: overflow (inf/NaN), flush to zero, saturation.
+
+    >>> relative_errors(FORMATS[1], torch.tensor([1.0, 1e5, 1e-9], dtype=torch.float64)).tolist()
+    [0.0, nan, nan]
+    """
+    if fmt.is_float:
+        stored = x.to(fmt.dtype).to(torch.float64)                          # (N,)
+    else:
+        info = torch.iinfo(fmt.dtype)
+        stored = x.round().clamp(info.min, info.max).to(fmt.dtype).to(torch.float64)
+    lost = ~torch.isfinite(stored) | (stored == 0) | (x > facts(fmt).max)
+    return ((stored - x).abs() / x).masked_fill(lost, float("nan"))       # (N,)
+
+
+def error_curves(low_exp: int = -12, high_exp: int = 40, bins_per_decade: int = 8,
+                 samples: int = 64) -> tuple[list[float], dict[str, list[float | None]]]:
+    """The worst relative rounding error of each format in each bin of magnitudes, 10^low_exp … 10^high_exp.
+
+    Each bin holds ``samples`` log-spaced magnitudes, all cast for real; a bin's value is the largest
+    error among those the format can store (``None`` if it stores none of them). In a format's normal
+    range this is its unit roundoff, 2^-(mantissa bits + 1); below, subnormals lose precision; where the
+    line stops, the format overflows or flushes to zero.
+
+    >>> xs, curves = error_curves(-1, 1, 1, 16)
+    >>> len(xs), 2.0**-9 < max(curves["bf16"]) <= 2.0**-8
+    (2, True)
+    """
+    bins = (high_exp - low_exp) * bins_per_decade
+    step = 1.0 / bins_per_decade
+    exponents = torch.arange(bins * samples, dtype=torch.float64) * (step / samples) + low_exp
+    x = (10.0 ** exponents).view(bins, samples)                             # (bins, samples)
+    centers = [10 ** (low_exp + (i + 0.5) * step) for i in range(bins)]
+    curves = {}
+    for fmt in FORMATS:
+        worst = relative_errors(fmt, x.flatten()).view(bins, samples).nan_to_num(-1.0).amax(dim=1)  # (bins,)
+        curves[fmt.name] = [None if w < 0 else float(w) for w in worst.tolist()]
+    return centers, curves

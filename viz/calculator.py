@@ -5,7 +5,7 @@ import math
 
 import plotly.graph_objects as go
 
-from viz.common import base_layout, figure, tr
+from viz.common import base_layout, figure, finite, tr
 
 PALETTE = ["#4f46e5", "#0ea5e9", "#10b981", "#f59e0b", "#ef4444", "#8b5cf6", "#ec4899", "#64748b"]
 BIT_COLORS = {"sign": "#ef4444", "exponent": "#10b981", "mantissa": "#4f46e5", "value": "#64748b"}
@@ -22,6 +22,8 @@ TEXT = {
         "gib": "GiB", "crossover": "cache = weights at {t:,} tokens",
         "bits_title": "Bit layouts", "sign": "sign", "exponent": "exponent", "mantissa": "mantissa",
         "value": "value bits",
+        "rounding_title": "Relative error of storing a number: range (where a line exists) and precision (how low it is)",
+        "magnitude": "|x| (log scale)", "rel_error": "relative rounding error",
         "h_total": "Parameters", "h_rule": "12·L·d² rule of thumb", "h_flops": "FLOPs per token (forward)",
         "h_train": "Training compute", "h_inf": "Inference memory", "h_trainmem": "Training memory",
         "h_kv": "KV cache", "formula": "formula", "off_by": "off by {p:+.1f}%",
@@ -44,6 +46,8 @@ TEXT = {
         "gib": "GiB", "crossover": "在 {t:,} 个词元时缓存 = 权重",
         "bits_title": "位布局", "sign": "符号", "exponent": "指数", "mantissa": "尾数",
         "value": "数值位",
+        "rounding_title": "存储一个数的相对误差：范围（曲线存在之处）与精度（曲线的高低）",
+        "magnitude": "|x|（对数坐标）", "rel_error": "相对舍入误差",
         "h_total": "参数量", "h_rule": "12·L·d² 经验公式", "h_flops": "每个词元的 FLOPs（前向）",
         "h_train": "训练计算量", "h_inf": "推理显存", "h_trainmem": "训练显存",
         "h_kv": "KV 缓存", "formula": "公式", "off_by": "偏差 {p:+.1f}%",
@@ -153,6 +157,19 @@ def bits_figure(rows: list[tuple[str, int, int, int, str]], lang: str = "en") ->
     layout = base_layout(height=110 + 34 * len(rows), title=tr(TEXT, "bits_title", lang)) | {
         "xaxis": {"showgrid": False, "zeroline": False, "showticklabels": False, "range": [-1, 32]},
         "yaxis": {"autorange": "reversed", "showgrid": False}, "legend": {"orientation": "h", "y": -0.1}}
+    return figure(data, layout)
+
+
+def rounding_figure(magnitudes: list[float], errors: dict[str, list[float | None]], lang: str = "en") -> go.Figure:
+    """One line per format: the relative error of casting each magnitude; a gap where it cannot be stored."""
+    data = [{"type": "scatter", "mode": "lines", "name": name, "x": magnitudes, "y": finite(errs),
+             "line": {"color": PALETTE[i % 8], "width": 2}, "connectgaps": False,
+             "hovertemplate": "|x| = %{x:.3g}<br>%{y:.2e}<extra>" + name + "</extra>"}
+            for i, (name, errs) in enumerate(errors.items())]
+    layout = base_layout(height=380, title=tr(TEXT, "rounding_title", lang)) | {
+        "xaxis": {"type": "log", "title": {"text": tr(TEXT, "magnitude", lang)}, "exponentformat": "power"},
+        "yaxis": {"type": "log", "title": {"text": tr(TEXT, "rel_error", lang)}, "exponentformat": "power"},
+        "legend": {"orientation": "h", "y": -0.25}}
     return figure(data, layout)
 
 
