@@ -61,8 +61,8 @@ STRINGS = {
         "calc_bits_plot": "Bit layouts",
         "calc_sub_model": "Parameters, FLOPs, memory", "calc_rounding_plot": "Range and precision",
         "calc_value_info": "Try 65504 and 65520 (fp16's edge), 0.1, 1e-8, 448, 3e38.",
-        "gelu": "GELU MLP (2 matrices)", "swiglu": "SwiGLU (3 matrices)", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm",
-        "none": "none", "selective": "selective", "full": "full",
+        "calc_c_gelu": "GELU MLP (2 matrices)", "calc_c_swiglu": "SwiGLU (3 matrices)", "calc_c_layernorm": "LayerNorm", "calc_c_rmsnorm": "RMSNorm",
+        "calc_c_none": "none", "calc_c_selective": "selective", "calc_c_full": "full",
         "calc_explain": r"""
 **Counting.** A layer holds attention ($d\cdot H\cdot h_d$ for Q, $2\,d\cdot n_{kv}\cdot h_d$ for K and V, $H\cdot h_d\cdot d$ for the output) and an FFN ($2\,d\,f$ for a GELU MLP, $3\,d\,f$ for SwiGLU: gate, up, down). The classic $12\,L\,d^2$ assumes MHA, a $4d$ GELU MLP and no embeddings; it is off for every modern model. Mixture-of-experts models count every expert in the total but only the router's top-$k$ in the active parameters.
 
@@ -90,8 +90,8 @@ STRINGS = {
         "calc_bits_plot": "位布局",
         "calc_sub_model": "参数量、FLOPs、显存", "calc_rounding_plot": "范围与精度",
         "calc_value_info": "试试 65504 和 65520（fp16 的边界）、0.1、1e-8、448、3e38。",
-        "gelu": "GELU MLP（2 个矩阵）", "swiglu": "SwiGLU（3 个矩阵）", "layernorm": "LayerNorm", "rmsnorm": "RMSNorm",
-        "none": "不重计算", "selective": "选择性", "full": "完全",
+        "calc_c_gelu": "GELU MLP（2 个矩阵）", "calc_c_swiglu": "SwiGLU（3 个矩阵）", "calc_c_layernorm": "LayerNorm", "calc_c_rmsnorm": "RMSNorm",
+        "calc_c_none": "不重计算", "calc_c_selective": "选择性", "calc_c_full": "完全",
         "calc_explain": r"""
 **计数。** 每层包含注意力（Q 为 $d\cdot H\cdot h_d$，K 和 V 为 $2\,d\cdot n_{kv}\cdot h_d$，输出为 $H\cdot h_d\cdot d$）和 FFN（GELU MLP 为 $2\,d\,f$，SwiGLU 为 $3\,d\,f$：gate、up、down）。经典的 $12\,L\,d^2$ 假设 MHA、$4d$ 宽的 GELU MLP 且不计嵌入；对现代模型都不准确。混合专家模型的总参数包含所有专家，激活参数只算路由器选出的 top-$k$ 个。
 
@@ -209,7 +209,7 @@ def load_config(text: str):
 def _field(name: str, value):
     label = t(f"calc_f_{name}")
     if name in CHOICE_FIELDS:
-        return gr.Radio([(t(c), c) for c in CHOICE_FIELDS[name]], value=value, label=label, elem_id=f"calc_{name}")
+        return gr.Radio([(t(f"calc_c_{c}"), c) for c in CHOICE_FIELDS[name]], value=value, label=label, elem_id=f"calc_{name}")
     if name in BOOL_FIELDS:
         return gr.Checkbox(value, label=label, elem_id=f"calc_{name}")
     return gr.Number(value, precision=0, minimum=0, maximum=CALC_MAX_DIM, label=label, elem_id=f"calc_{name}")
@@ -248,7 +248,7 @@ def build() -> dict:
                         tokens = gr.Number(1e12, minimum=1, maximum=1e16, label=t("calc_tokens"), elem_id="calc_tokens")
                         recipe = gr.Radio(list(OPTIMIZER_RECIPES), value="16", label=t("calc_recipe"),
                                           elem_id="calc_recipe")
-                        recompute = gr.Radio([(t(r), r) for r in RECOMPUTE], value="selective",
+                        recompute = gr.Radio([(t(f"calc_c_{r}"), r) for r in RECOMPUTE], value="selective",
                                              label=t("calc_recompute"), elem_id="calc_recompute")
                         gpu = gr.Dropdown(list(GPU_CHOICES), value=80.0, label=t("calc_gpu"), elem_id="calc_gpu")
                 with gr.Column(scale=2):

@@ -58,6 +58,19 @@ def test_every_figure_text_is_translated(module):
         assert all(v.strip() for loc in LOCALES for v in table[loc].values())
 
 
+def test_no_value_is_also_a_translation_key():
+    """Regression: the browser translates any string that is an i18n key, values included. The calculator's
+    FFN-type radio had the key "swiglu" for the value "swiglu", so once its tab was shown it sent the label
+    "SwiGLU (3 matrices)" as its value and every recompute failed."""
+    keys = set(app.i18n.translations["en"])
+    clashes = []
+    for block in app.demo.blocks.values():
+        values = [getattr(block, "value", None)]
+        values += [c[1] if isinstance(c, (tuple, list)) else c for c in getattr(block, "choices", None) or []]
+        clashes += [(getattr(block, "elem_id", None), v) for v in values if isinstance(v, str) and v in keys]
+    assert not clashes
+
+
 def test_merge_strings_rejects_untranslated_and_duplicate_keys():
     with pytest.raises(KeyError, match="untranslated"):
         merge_strings({"en": {"a": "A", "b": "B"}, "zh-CN": {"a": "甲"}})

@@ -12,6 +12,9 @@ def test_preset_and_config(page, server_url, shot):
     page.get_by_role("tab", name="Calculator").click()
     summary = page.locator("#calc_summary")
     expect(summary).to_contain_text("8,030,261,248", timeout=30_000)          # Llama-3-8B on load
+    page.locator("#calc_seq input").fill("8192")                              # any field, right after opening
+    page.locator("#calc_seq input").press("Enter")
+    expect(summary).to_contain_text("KV cache: 1.00 GiB", timeout=15_000)     # 2·32·8·128·8192·2 B
     page.locator("#calc_preset input").click()
     page.get_by_role("option", name="Mixtral-8x7B").click()
     expect(summary).to_contain_text("46,702,792,704", timeout=15_000)
