@@ -32,19 +32,19 @@ STRINGS = {
 i18n = build_i18n(STRINGS, common.STRINGS, share.STRINGS, *(module.STRINGS for _, _, module in TABS))
 
 def build_demo() -> gr.Blocks:
-    """One tab per concept, share links and data export for each, the URL applied on load."""
+    """One tab per concept, share links and data export for each, the URL applied on load, each tab drawn
+    when it is first shown."""
     with gr.Blocks(title="LLM Anatomy") as blocks:
         gr.Markdown(t("app_header"))
-        tab_controls, first_draws = {}, []
+        tab_blocks, tab_controls, draws = {}, {}, {}
         with gr.Tabs() as tabs:
             for tab_id, label, module in TABS:
                 with gr.Tab(t(label), id=tab_id, elem_id=f"tab_{tab_id}") as tab:
-                    draw = module.build()             # the event that draws the tab, or None
+                    draws[tab_id] = module.build()    # the event that draws the tab, or None
                     tab_controls[tab_id] = share.controls_of(tab)
                     share.share_row(tab_id, tab_controls[tab_id])
-                if draw:
-                    first_draws.append(draw)
-        share.wire(blocks, tabs, tab_controls, first_draws)
+                tab_blocks[tab_id] = tab
+        share.wire(blocks, tabs, tab_blocks, tab_controls, draws)
     return blocks
 
 

@@ -119,15 +119,24 @@ def decode(comp, raw: str):
     return raw
 
 
-def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_controls: dict[str, dict], first_draws: list[dict]) -> None:
-    """On page load: apply the URL's settings, then draw every tab that draws on load."""
+def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_controls: dict[str, dict],
+         draws: dict[str, dict | None]) -> None:
+    """On page load apply the URL's settings and draw the tab that opens; draw every other tab the
+    first time it is selected.
+
+    A page load thus costs one tab's computation, not all of them: what lets a class open the Space
+    at the same minute. Whether a tab has been drawn is per-visitor ``gr.State``.
+    """
     order = [(tab_id, elem_id, comp) for tab_id, controls in tab_controls.items()
              for elem_id, comp in controls.items()]
+    first_tab = next(iter(tab_blocks))
+    opened = gr.State(first_tab)                                      # the tab the page opens on
 
     def apply(request: gr.Request):
         params = dict(getattr(request, "query_params", None) or {})
         tab = params.get("tab")
-        updates = [gr.Tabs(selected=tab) if tab in tab_controls else gr.skip()]
+        updates = [gr.Tabs(selected=tab) if tab in tab_controls else gr.skip(),
+                   tab if tab in tab_controls else first_tab]
         for tab_id, elem_id, comp in order:
             raw = params.get(elem_id)
             if raw is None or tab_id != tab:
@@ -140,10 +149,34 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_controls: dict[str, dict], first_dr
                 updates.append(gr.skip())
         return updates
 
-    event = demo.load(apply, None, [tabs, *(comp for _, _, comp in order)], show_progress="hidden",
+    event = demo.load(apply, None, [tabs, opened, *(comp for _, _, comp in order)], show_progress="hidden",
                       api_visibility="private")
-    for draw in first_draws:
-        event.then(**{"show_progress": "hidden", **draw, "api_visibility": "private"})
+    for tab_id, draw in draws.items():
+        if not draw:
+            continue
+        drawn = gr.State(False)
+        common = dict(show_progress=draw.get("show_progress", "hidden"), api_visibility="private")
+        event.then(draw_once(tab_id, draw["fn"], len(draw["outputs"])), [opened, drawn, *draw["inputs"]],
+                   [drawn, *draw["outputs"]], **common)
+        tab_blocks[tab_id].select(draw_once(None, draw["fn"], len(draw["outputs"])), [opened, drawn, *draw["inputs"]],
+                                  [drawn, *draw["outputs"]], **common)
+
+
+def draw_once(tab_id: str | None, fn, n_outputs: int):
+    """An event function that runs a tab's draw ``fn`` unless the tab is drawn already (or, on page load,
+    ``tab_id`` is not the tab that opens), and marks it drawn.
+
+    ``fn`` gets its inputs the way Gradio would have passed them, the request included.
+    """
+    from gradio.helpers import special_args
+
+    def run(request: gr.Request, opened: str, drawn: bool, *values):
+        if drawn or (tab_id is not None and opened != tab_id):
+            return [gr.skip()] * (n_outputs + 1)
+        args, *_ = special_args(fn, list(values), request)
+        out = fn(*args)
+        return [True, *(out if n_outputs > 1 else [out])]
+    return run
 
 
 def share_row(tab_id: str, controls: dict) -> None:
