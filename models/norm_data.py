@@ -50,6 +50,14 @@ def decode(ids: list[int]) -> str:
 
 
 @functools.cache
+def unigram_entropy() -> float:
+    """The corpus's character entropy in nats: the loss of a model that knows only letter frequencies."""
+    counts = torch.bincount(_corpus_ids()).double()
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * p.log()).sum())
+
+
+@functools.cache
 def _corpus_ids() -> torch.Tensor:
     return torch.tensor(encode(corpus_text()), dtype=torch.long)                  # (N,)
 

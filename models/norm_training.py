@@ -10,8 +10,8 @@ Pre-LN differ only in where the norms are), see the same batches in the same ord
 Warm-up is linear from 0 to the learning rate over ``warmup`` steps, then constant (no decay, so
 the only difference between a pair of runs is the warm-up). No gradient clipping: clipping would
 hide the very instability the comparison shows. A run whose loss or gradient norm stops being
-finite is stopped there and reported ("loss became NaN at step 37"); its curve ends, nothing
-non-finite is returned.
+finite, or whose loss climbs above ``BLOW_UP`` times its first value, is stopped there and
+reported ("loss became NaN at step 37"); its curve ends, nothing non-finite is returned.
 
 Not handled: dropout, weight decay, learning-rate decay, validation loss, mixed precision.
 """
@@ -30,6 +30,10 @@ from models.norms import NORM_KINDS, StackConfig, _check_int, build_stack, check
 
 # (variant, warm-up) of the four runs, in the order they are stepped and drawn.
 RUNS = (("post", True), ("post", False), ("pre", True), ("pre", False))
+# Adam bounds each step, so a huge learning rate rarely reaches NaN behind LayerNorm: the loss climbs to
+# thousands instead. A run whose loss exceeds this multiple of its first loss has diverged too.
+BLOW_UP = 3.0
+BLEW_UP = f"loss blew up (over {BLOW_UP:g}× its first value)"
 
 
 @dataclass(frozen=True)
@@ -164,6 +168,9 @@ def _step(model, opt, run: RunCurve, ids: torch.Tensor, step: int, lr: float) ->
         if not math.isfinite(value):
             run.diverged_at, run.diverged_what = step, f"{what} became {_finding(value)}"
             return
+    if run.loss and loss_value > BLOW_UP * run.loss[0]:
+        run.diverged_at, run.diverged_what = step, BLEW_UP
+        return
     run.loss.append(loss_value)
     run.grad_norm.append(norm_value)
     opt.step()

@@ -221,7 +221,7 @@ class NormStack(nn.Module):
         self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
 
     @torch.no_grad()
-    def initialise(self, seed: int) -> "NormStack":
+    def initialise(self, seed: int) -> "NormStack":            # on the CPU
         """Xiong et al.'s setting (fairseq's Transformer), reproducible: Xavier-normal weights, with
         gain 1/√2 on q, k, v and DeepNet's extra gain β on value, output and FFN weights (as in
         torchscale); zero biases; N(0, 1) embeddings (fairseq's N(0, 1/d) times √d); an N(0, 1/d) head;
@@ -230,7 +230,7 @@ class NormStack(nn.Module):
         The draws come in the same order for every variant, so Post-LN and Pre-LN built with one
         seed have identical weights: only the placement of the norms differs.
         """
-        gen = generator(seed, self.head.weight.device)
+        gen = generator(seed, torch.device("cpu"))
         d, beta = self.cfg.d_model, self.cfg.beta
         self.embed.weight.normal_(0.0, 1.0, generator=gen)
         for block in self.blocks:
@@ -262,9 +262,9 @@ class NormStack(nn.Module):
 
 
 def build_stack(cfg: StackConfig, *, seed: int = 0, device=None) -> NormStack:
-    """A :class:`NormStack` on ``device``, initialised with ``seed``."""
-    device = resolve_device(device)
-    return NormStack(cfg).to(device).initialise(seed)
+    """A :class:`NormStack` on ``device``, initialised with ``seed`` (drawn on the CPU, so every device
+    starts from the same weights)."""
+    return NormStack(cfg).initialise(seed).to(resolve_device(device))
 
 
 def block_gradient_norms(block: Block) -> torch.Tensor:

@@ -38,6 +38,16 @@ TEXT = {
         "feature": "feature", "row": "b{b} t{t}",
         "hover": "item %{customdata[0]}, token %{customdata[1]}, feature %{x}<br>value %{z:.3f}<br>%{customdata[2]}<extra></extra>",
         "group_ln": "its group: mean {mean:.3f}, std {std:.3f}", "group_rms": "its group: RMS {rms:.3f}",
+        "sum_rise": "**{name}**: FFN-out gradient from layer 1 to layer {L}: {bottom:.3g} → {top:.3g} (×{ratio:.2f}, {trend}).",
+        "rises": "rises toward the top", "falls": "falls toward the top", "flat": "about flat",
+        "sum_top": "At the top layer, {a}'s gradient is **{ratio:.1f}×** {b}'s.",
+        "sum_stream": "Residual stream RMS after the last block: {parts}.",
+        "run": "run", "final": "final loss (mean of last 20 steps)", "best": "lowest loss",
+        "max_g": "largest gradient norm", "status": "status", "ok": "trained",
+        "stalled": "**stalled** near {plateau:.2f} nats, the entropy of letter frequencies: it learned those, nothing more",
+        "diverged_row": "**{what} at step {step}**: stopped there",
+        "running": "running",
+        "axes_check": "Our LayerNorm equals `torch.nn.LayerNorm` (largest difference {layernorm:.1e}); our RMSNorm equals `torch.nn.RMSNorm` ({rmsnorm:.1e}); BatchNorm equals `torch.nn.BatchNorm1d` in training mode ({batchnorm:.1e}). The outlined cells share one mean and one standard deviation.",
     },
     "zh-CN": {
         "post": "Post-LN", "pre": "Pre-LN", "sandwich": "Sandwich-LN", "deepnorm": "DeepNorm",
@@ -59,10 +69,21 @@ TEXT = {
         "feature": "特征", "row": "b{b} t{t}",
         "hover": "样本 %{customdata[0]}，词元 %{customdata[1]}，特征 %{x}<br>值 %{z:.3f}<br>%{customdata[2]}<extra></extra>",
         "group_ln": "所在组：均值 {mean:.3f}，标准差 {std:.3f}", "group_rms": "所在组：RMS {rms:.3f}",
+        "sum_rise": "**{name}**：FFN 输出梯度从第 1 层到第 {L} 层：{bottom:.3g} → {top:.3g}（×{ratio:.2f}，{trend}）。",
+        "rises": "越往顶层越大", "falls": "越往顶层越小", "flat": "大致持平",
+        "sum_top": "在最顶层，{a} 的梯度是 {b} 的 **{ratio:.1f} 倍**。",
+        "sum_stream": "最后一个块之后残差流的 RMS：{parts}。",
+        "run": "运行", "final": "最终损失（最后 20 步的平均）", "best": "最低损失",
+        "max_g": "最大梯度范数", "status": "状态", "ok": "正常训练",
+        "stalled": "**停滞**在 {plateau:.2f} nats 附近，即字母频率的熵：只学到了字母频率",
+        "diverged_row": "**{what}：第 {step} 步**，在此停止",
+        "running": "进行中",
+        "axes_check": "我们的 LayerNorm 与 `torch.nn.LayerNorm` 一致（最大差 {layernorm:.1e}）；我们的 RMSNorm 与 `torch.nn.RMSNorm` 一致（{rmsnorm:.1e}）；BatchNorm 与训练模式下的 `torch.nn.BatchNorm1d` 一致（{batchnorm:.1e}）。被框出的格子共享同一个均值和标准差。",
     },
 }
 WHAT_ZH = {"loss became NaN": "损失变成 NaN", "loss became inf": "损失变成 inf", "loss became -inf": "损失变成 -inf",
-           "gradient norm became NaN": "梯度范数变成 NaN", "gradient norm became inf": "梯度范数变成 inf"}
+           "gradient norm became NaN": "梯度范数变成 NaN", "gradient norm became inf": "梯度范数变成 inf",
+           "loss blew up (over 3× its first value)": "损失爆炸（超过初始值的 3 倍）"}
 
 
 def grid_layout(titles: list[str], cols: int, *, hgap: float = 0.07, vgap: float = 0.16) -> dict:
@@ -235,3 +256,58 @@ def axes_figure(x: list[list[list[float]]], outputs: dict[str, list[list[list[fl
                                         showticklabels=i == 0, type="category")
     height = max(300, 130 + 26 * B * T)
     return figure(data, layout | base_layout(height=height) | {"shapes": shapes})
+
+
+def gradients_summary(results: dict[str, dict], lang: str = "en") -> str:
+    """A few Markdown lines: each placement's bottom-to-top trend and how the tops compare.
+
+    >>> print(gradients_summary({"post": {"per_layer": {"ffn_out": [1.0, 2.0]}, "stream_rms": [1.0, 1.0]},
+    ...                          "pre": {"per_layer": {"ffn_out": [1.0, 0.5]}, "stream_rms": [1.0, 2.0]}}))
+    **Post-LN**: FFN-out gradient from layer 1 to layer 2: 1 → 2 (×2.00, rises toward the top).
+    **Pre-LN**: FFN-out gradient from layer 1 to layer 2: 1 → 0.5 (×0.50, falls toward the top).
+    At the top layer, Post-LN's gradient is **4.0×** Pre-LN's.
+    Residual stream RMS after the last block: Post-LN 1.00, Pre-LN 2.00.
+    """
+    lines = []
+    tops = {}
+    for variant, r in results.items():
+        values = r["per_layer"]["ffn_out"]
+        bottom, top = values[0], values[-1]
+        ratio = top / bottom if bottom else float("inf")
+        trend = "rises" if ratio > 1.1 else "falls" if ratio < 1 / 1.1 else "flat"
+        lines.append(tr(TEXT, "sum_rise", lang).format(name=tr(TEXT, variant, lang), L=len(values), bottom=bottom,
+                                                       top=top, ratio=ratio, trend=tr(TEXT, trend, lang)))
+        tops[variant] = top
+    if "post" in tops and "pre" in tops and tops["pre"] > 0:
+        lines.append(tr(TEXT, "sum_top", lang).format(a=tr(TEXT, "post", lang), b=tr(TEXT, "pre", lang),
+                                                      ratio=tops["post"] / tops["pre"]))
+    parts = ", ".join(f"{tr(TEXT, v, lang)} {r['stream_rms'][-1]:.2f}" for v, r in results.items())
+    lines.append(tr(TEXT, "sum_stream", lang).format(parts=parts))
+    return "\n".join(lines)
+
+
+def training_summary(runs: list[dict], lang: str = "en", *, plateau: float) -> str:
+    """A Markdown table of the runs: final and lowest loss, largest gradient norm, and the finding
+    (trained, stalled above ``plateau`` nats, or the step where it diverged)."""
+    head = [tr(TEXT, k, lang) for k in ("run", "final", "best", "max_g", "status")]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for run in runs:
+        name = f"{tr(TEXT, run['variant'], lang)}, {tr(TEXT, 'warmup' if run['warmup'] else 'no_warmup', lang)}"
+        loss = [v for v in run["loss"] if math.isfinite(v)]
+        final = sum(loss[-20:]) / len(loss[-20:]) if loss else float("nan")
+        if run["diverged_at"]:
+            what = run["diverged_what"] if lang == "en" else WHAT_ZH.get(run["diverged_what"], run["diverged_what"])
+            status = tr(TEXT, "diverged_row", lang).format(what=what, step=run["diverged_at"])
+        elif len(loss) >= 20 and final >= plateau - 0.1:
+            status = tr(TEXT, "stalled", lang).format(plateau=plateau)
+        else:
+            status = tr(TEXT, "ok", lang) if len(loss) >= 20 else tr(TEXT, "running", lang)
+        cells = [name, f"{final:.3f}" if loss else "—", f"{min(loss):.3f}" if loss else "—",
+                 f"{max(run['grad_norm']):.3g}" if run["grad_norm"] else "—", status]
+        rows.append("| " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def axes_summary(max_error: dict[str, float], lang: str = "en") -> str:
+    """One sentence: each of our norms against PyTorch's module, the largest difference."""
+    return tr(TEXT, "axes_check", lang).format(**max_error)
