@@ -215,13 +215,12 @@ def norm_axes_view(batch, tokens, features, seed, b, t, f, request: gr.Request =
     return fig, axes_summary(view.max_error, lang), str(view.timing)
 
 
-def _first_draw(*values, request: gr.Request = None):
+def _first_draw(n_layers, d_model, n_heads, norm, variants, log_y, seq_len, batch, seed,
+                ax_batch, ax_tokens, ax_features, ax_seed, ax_b, ax_t, ax_f, request: gr.Request = None):
     """Both instant parts at once when the page opens."""
-    n = len(STACK_INPUTS)
-    return (*norm_gradients(*values[:n], request=request), *norm_axes_view(*values[n:], request=request))
-
-
-STACK_INPUTS = ("n_layers", "d_model", "n_heads", "norm", "variants", "log_y", "seq_len", "batch", "seed")
+    return (*norm_gradients(n_layers, d_model, n_heads, norm, variants, log_y, seq_len, batch, seed,
+                            request=request),
+            *norm_axes_view(ax_batch, ax_tokens, ax_features, ax_seed, ax_b, ax_t, ax_f, request=request))
 
 
 def build() -> dict:
