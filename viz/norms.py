@@ -31,10 +31,10 @@ TEXT = {
         "warmup": "with warm-up", "no_warmup": "no warm-up",
         "train_title": "Step {step} of {steps} · learning rate {lr:g}, warm-up {warmup} steps",
         "diverged": "{what} at step {step}",
-        "input": "input x  (rows: item·token, columns: features)",
-        "layernorm": "LayerNorm: per token, over features",
-        "rmsnorm": "RMSNorm: per token, over features, no centring",
-        "batchnorm": "BatchNorm: per feature, over batch × tokens",
+        "input": "input x<br>rows: item·token · columns: features",
+        "layernorm": "LayerNorm<br>per token, over its features",
+        "rmsnorm": "RMSNorm<br>per token, over features, no centring",
+        "batchnorm": "BatchNorm<br>per feature, over batch × tokens",
         "feature": "feature", "row": "b{b} t{t}",
         "hover": "item %{customdata[0]}, token %{customdata[1]}, feature %{x}<br>value %{z:.3f}<br>%{customdata[2]}<extra></extra>",
         "group_ln": "its group: mean {mean:.3f}, std {std:.3f}", "group_rms": "its group: RMS {rms:.3f}",
@@ -62,10 +62,10 @@ TEXT = {
         "warmup": "有预热", "no_warmup": "无预热",
         "train_title": "第 {step} / {steps} 步 · 学习率 {lr:g}，预热 {warmup} 步",
         "diverged": "{what}：第 {step} 步",
-        "input": "输入 x（行：样本·词元，列：特征）",
-        "layernorm": "LayerNorm：每个词元，在特征维上",
-        "rmsnorm": "RMSNorm：每个词元，在特征维上，不减均值",
-        "batchnorm": "BatchNorm：每个特征，在批次 × 词元上",
+        "input": "输入 x<br>行：样本·词元 · 列：特征",
+        "layernorm": "LayerNorm<br>每个词元，在其特征上",
+        "rmsnorm": "RMSNorm<br>每个词元，在特征上，不减均值",
+        "batchnorm": "BatchNorm<br>每个特征，在批次 × 词元上",
         "feature": "特征", "row": "b{b} t{t}",
         "hover": "样本 %{customdata[0]}，词元 %{customdata[1]}，特征 %{x}<br>值 %{z:.3f}<br>%{customdata[2]}<extra></extra>",
         "group_ln": "所在组：均值 {mean:.3f}，标准差 {std:.3f}", "group_rms": "所在组：RMS {rms:.3f}",
@@ -110,7 +110,7 @@ def grid_layout(titles: list[str], cols: int, *, hgap: float = 0.07, vgap: float
 
 
 def _legend(height: int) -> dict:
-    return {"legend": {"orientation": "h", "x": 0, "y": -0.12, "yanchor": "top"},
+    return {"legend": {"orientation": "h", "x": 0, "y": -0.16, "yanchor": "top"},
             "height": height, "margin": {"l": 60, "r": 20, "t": 80, "b": 90}}
 
 
@@ -136,7 +136,7 @@ def gradients_figure(results: dict[str, dict], *, norm: str, d_model: int, log_y
         suffix = "" if i == 0 else str(i + 1)
         layout[f"xaxis{suffix}"].update(title={"text": tr(TEXT, "layer", lang) if i >= 3 else None},
                                         dtick=1 if n_layers <= 12 else 2, range=[0.5, n_layers + 0.5])
-        layout[f"yaxis{suffix}"].update(type="log" if log_y else "linear", exponentformat="power",
+        layout[f"yaxis{suffix}"].update(type="log" if log_y else "linear", tickformat=".2g", nticks=5,
                                         title={"text": tr(TEXT, "grad", lang) if i % 3 == 0 else None},
                                         rangemode="tozero" if not log_y else "normal")
     title = tr(TEXT, "grads_title", lang).format(norm="LayerNorm" if norm == "layernorm" else "RMSNorm",
@@ -165,7 +165,7 @@ def sweep_figure(points: dict[str, list[tuple[int, float]]], *, lang: str = "en"
                          "y": [g0 * (d / l0) ** slope for d in depths], "name": tr(TEXT, key, lang),
                          "line": {"color": COLORS[variant], "dash": "dot", "width": 1}, "hoverinfo": "skip"})
     layout = {"xaxis": {"type": "log", "title": {"text": tr(TEXT, "depth", lang)}, "tickvals": depths},
-              "yaxis": {"type": "log", "title": {"text": tr(TEXT, "top_grad", lang)}, "exponentformat": "power"}}
+              "yaxis": {"type": "log", "title": {"text": tr(TEXT, "top_grad", lang)}, "tickformat": ".2g", "nticks": 6}}
     return figure(data, layout | base_layout(height=400, title=tr(TEXT, "sweep_title", lang)) | _legend(400))
 
 
@@ -196,7 +196,7 @@ def training_figure(runs: list[dict], *, step: int, steps: int, lr: float, warmu
     for i in range(2):
         suffix = "" if i == 0 else str(i + 1)
         layout[f"xaxis{suffix}"].update(title={"text": tr(TEXT, "step", lang)}, range=[0, steps + 1])
-    layout["yaxis2"].update(type="log", exponentformat="power")
+    layout["yaxis2"].update(type="log", tickformat=".2g", nticks=6)
     title = tr(TEXT, "train_title", lang).format(step=step, steps=steps, lr=lr, warmup=warmup)
     return figure(data, layout | base_layout(height=420, title=title) | _legend(420))
 
@@ -263,10 +263,10 @@ def gradients_summary(results: dict[str, dict], lang: str = "en") -> str:
 
     >>> print(gradients_summary({"post": {"per_layer": {"ffn_out": [1.0, 2.0]}, "stream_rms": [1.0, 1.0]},
     ...                          "pre": {"per_layer": {"ffn_out": [1.0, 0.5]}, "stream_rms": [1.0, 2.0]}}))
-    **Post-LN**: FFN-out gradient from layer 1 to layer 2: 1 → 2 (×2.00, rises toward the top).
-    **Pre-LN**: FFN-out gradient from layer 1 to layer 2: 1 → 0.5 (×0.50, falls toward the top).
-    At the top layer, Post-LN's gradient is **4.0×** Pre-LN's.
-    Residual stream RMS after the last block: Post-LN 1.00, Pre-LN 2.00.
+    - **Post-LN**: FFN-out gradient from layer 1 to layer 2: 1 → 2 (×2.00, rises toward the top).
+    - **Pre-LN**: FFN-out gradient from layer 1 to layer 2: 1 → 0.5 (×0.50, falls toward the top).
+    - At the top layer, Post-LN's gradient is **4.0×** Pre-LN's.
+    - Residual stream RMS after the last block: Post-LN 1.00, Pre-LN 2.00.
     """
     lines = []
     tops = {}
@@ -275,20 +275,20 @@ def gradients_summary(results: dict[str, dict], lang: str = "en") -> str:
         bottom, top = values[0], values[-1]
         ratio = top / bottom if bottom else float("inf")
         trend = "rises" if ratio > 1.1 else "falls" if ratio < 1 / 1.1 else "flat"
-        lines.append(tr(TEXT, "sum_rise", lang).format(name=tr(TEXT, variant, lang), L=len(values), bottom=bottom,
+        lines.append("- " + tr(TEXT, "sum_rise", lang).format(name=tr(TEXT, variant, lang), L=len(values), bottom=bottom,
                                                        top=top, ratio=ratio, trend=tr(TEXT, trend, lang)))
         tops[variant] = top
     if "post" in tops and "pre" in tops and tops["pre"] > 0:
-        lines.append(tr(TEXT, "sum_top", lang).format(a=tr(TEXT, "post", lang), b=tr(TEXT, "pre", lang),
+        lines.append("- " + tr(TEXT, "sum_top", lang).format(a=tr(TEXT, "post", lang), b=tr(TEXT, "pre", lang),
                                                       ratio=tops["post"] / tops["pre"]))
     parts = ", ".join(f"{tr(TEXT, v, lang)} {r['stream_rms'][-1]:.2f}" for v, r in results.items())
-    lines.append(tr(TEXT, "sum_stream", lang).format(parts=parts))
+    lines.append("- " + tr(TEXT, "sum_stream", lang).format(parts=parts))
     return "\n".join(lines)
 
 
-def training_summary(runs: list[dict], lang: str = "en", *, plateau: float) -> str:
+def training_summary(runs: list[dict], lang: str = "en", *, plateau: float, done: bool = False) -> str:
     """A Markdown table of the runs: final and lowest loss, largest gradient norm, and the finding
-    (trained, stalled above ``plateau`` nats, or the step where it diverged)."""
+    (trained, stalled near ``plateau`` nats, or the step where it diverged); "running" until ``done``."""
     head = [tr(TEXT, k, lang) for k in ("run", "final", "best", "max_g", "status")]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for run in runs:
@@ -298,10 +298,12 @@ def training_summary(runs: list[dict], lang: str = "en", *, plateau: float) -> s
         if run["diverged_at"]:
             what = run["diverged_what"] if lang == "en" else WHAT_ZH.get(run["diverged_what"], run["diverged_what"])
             status = tr(TEXT, "diverged_row", lang).format(what=what, step=run["diverged_at"])
+        elif not done:
+            status = tr(TEXT, "running", lang)
         elif len(loss) >= 20 and final >= plateau - 0.1:
             status = tr(TEXT, "stalled", lang).format(plateau=plateau)
         else:
-            status = tr(TEXT, "ok", lang) if len(loss) >= 20 else tr(TEXT, "running", lang)
+            status = tr(TEXT, "ok", lang)
         cells = [name, f"{final:.3f}" if loss else "—", f"{min(loss):.3f}" if loss else "—",
                  f"{max(run['grad_norm']):.3g}" if run["grad_norm"] else "—", status]
         rows.append("| " + " | ".join(cells) + " |")
