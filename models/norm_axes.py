@@ -93,9 +93,7 @@ def norm_axes(batch: int = 2, tokens: int = 4, features: int = 6, *, seed: int =
         }
         outputs = {"layernorm": y_ln, "rmsnorm": y_rms, "batchnorm": y_bn}
         errors = {k: (outputs[k] - refs[k]).abs().max().item() for k in KINDS}
-        view = AxesView(
-            x=x.tolist(), outputs={k: v.tolist() for k, v in outputs.items()},
-            stats={"layernorm": torch.stack([ln_mean, ln_std], -1).tolist(), "rmsnorm": rms_value.tolist(),
-                   "batchnorm": torch.stack([bn_mean, bn_std], -1).tolist()},
-            max_error=errors, timing=None)                                           # type: ignore[arg-type]
-    return AxesView(view.x, view.outputs, view.stats, view.max_error, watch.timing)
+        stats = {"layernorm": torch.stack([ln_mean, ln_std], -1).tolist(), "rmsnorm": rms_value.tolist(),
+                 "batchnorm": torch.stack([bn_mean, bn_std], -1).tolist()}
+        values, outputs = x.tolist(), {k: v.tolist() for k, v in outputs.items()}
+    return AxesView(values, outputs, stats, errors, watch.timing)

@@ -24,7 +24,8 @@ from typing import Iterator
 import torch
 
 from models.device import Timing, on_gpu, resolve_device, timed
-from models.limits import NORM_TRAIN_MAX_LR, NORM_TRAIN_MAX_STEPS, NORM_TRAIN_MAX_WORK
+from models.limits import (NORM_MAX_BATCH, NORM_MAX_SEQ_LEN, NORM_TRAIN_MAX_LR, NORM_TRAIN_MAX_STEPS,
+                           NORM_TRAIN_MAX_WORK)
 from models.norm_data import char_batch, vocabulary
 from models.norms import NORM_KINDS, StackConfig, _check_int, build_stack, check_work
 
@@ -64,8 +65,8 @@ class TrainConfig:
             raise ValueError(f"learning rate = {lr!r} must be a number in (0, {NORM_TRAIN_MAX_LR:g}]")
         _check_int("steps", self.steps, 1, NORM_TRAIN_MAX_STEPS)
         _check_int("warm-up steps", self.warmup, 1, NORM_TRAIN_MAX_STEPS)
-        _check_int("seq_len", self.seq_len, 2, 128)
-        _check_int("batch", self.batch, 1, 64)
+        _check_int("seq_len", self.seq_len, 2, NORM_MAX_SEQ_LEN)
+        _check_int("batch", self.batch, 1, NORM_MAX_BATCH)
         _check_int("seed", self.seed, 0, 2**31 - 1)
         if self.norm not in NORM_KINDS:
             raise ValueError(f"norm {self.norm!r} must be one of {', '.join(NORM_KINDS)}")
