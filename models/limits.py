@@ -22,3 +22,17 @@ CALC_MAX_CONTEXT = 10_000_000
 CALC_MAX_BATCH = 100_000
 CALC_MAX_JSON_CHARS = 100_000
 CALC_BUILD_MAX_MODULES = 200_000  # "verify" builds the module tree (meta device) up to this many Linear layers
+
+# Normalization: the stack at initialisation (one backward pass per variant) and the training run.
+NORM_MIN_LAYERS = 2                 # the UI's depth slider; the backend builds any depth from 1
+NORM_MAX_LAYERS = 24
+NORM_MAX_D_MODEL = 512
+NORM_MAX_HEADS = 16
+NORM_MAX_SEQ_LEN = 128
+NORM_MAX_BATCH = 32
+NORM_MAX_WORK = 8                   # layers × d_model² × tokens × variants / 2^30 for one request (~1 s per 2)
+NORM_SWEEP_MAX_WORK = 32            # the same summed over the depths of a sweep (default: 9.5)
+NORM_TRAIN_MAX_WORK = 32            # the same over all steps of the four training runs (default: 14)
+NORM_TRAIN_MAX_STEPS = 600          # per run; four runs interleaved
+NORM_TRAIN_MAX_LR = 10.0            # Adam's learning rate, (0, max]; large values diverge as a finding
+NORM_AXES_MAX = 8                   # batch, tokens, features of the norms-axes tensor

@@ -11,7 +11,11 @@ import pytest
 from tests.conftest import raw_call
 
 # A fast, valid baseline for endpoints whose defaults would start long work.
-BASELINE = {}
+BASELINE = {
+    "norm_gradients": {"n_layers": 2, "d_model": 32, "seq_len": 8, "batch": 1},
+    "norm_depth_sweep": {"n_layers": 2, "d_model": 32, "seq_len": 8, "batch": 1},
+    "norm_train": {"steps": 10, "warmup": 5},
+}
 # Streaming endpoints: a call is accepted once its first update arrives; it is then cancelled.
 HUGE = "x" * 2_000_000
 STRINGS = ["", " \t\n", HUGE, "\x00\x00", "\ud800 lone", "😀🫀 emoji", "../../etc/passwd",

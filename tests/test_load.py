@@ -43,9 +43,14 @@ INSTANT = {
     "/masks": lambda rng: ["the cat sat on the mat\nhi there", True, rng.choice(["left", "right"]),
                            rng.random() < 0.5, False, 2, False, 2, False, "allow",
                            rng.randint(1, 8), rng.randint(0, 100), 1, 1],
+    "/norm_axes": lambda rng: [rng.randint(1, 4), rng.randint(1, 6), rng.randint(2, 8), rng.randint(0, 100), 1, 1, 2],
+    "/norm_gradients": lambda rng: [rng.randint(2, 6), 64, 4, rng.choice(["layernorm", "rmsnorm"]), ["post", "pre"],
+                                    True, 32, 8, rng.randint(0, 100)],
 }
 # Long work started once in the background for the whole run: endpoint -> arguments.
-HEAVY: dict[str, list] = {}
+HEAVY: dict[str, list] = {
+    "/norm_train": [2e-3, 300, 100, "layernorm", 0],            # the tab's default run
+}
 
 
 def p95(xs: list[float]) -> float:

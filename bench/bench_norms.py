@@ -1,0 +1,116 @@
+"""Normalization tab: gradients at initialisation and the training comparison, against their targets
+and against PyTorch's own ``nn.TransformerEncoderLayer`` stack of the same size, in the same run.
+
+    python bench/bench_norms.py [--quick] [--device cpu|cuda] [--repeats 3]
+
+Rows:
+- Post-LN + Pre-LN per-layer gradient norms, 12 layers, d = 256, 16 × 64 tokens (the tab's default;
+  target < 1 s together) vs the same two backward passes through a stack of
+  ``nn.TransformerEncoderLayer(norm_first=False/True)`` with a causal mask.
+- the training comparison: time to the first streamed points (target < 2 s) and the whole default
+  run (4 × 300 steps; target < 60 s).
+``--quick`` shrinks everything to run in seconds (the ratios against targets then mean little).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import torch  # noqa: E402
+
+from models.device import resolve_device, timed  # noqa: E402
+from models.norm_data import char_batch, vocabulary  # noqa: E402
+from models.norm_training import TrainConfig, train_steps  # noqa: E402
+from models.norms import compare_variants, sinusoids  # noqa: E402
+
+
+class TorchStack(torch.nn.Module):
+    """The reference: the same decoder-only LM built from PyTorch's encoder layers (causal mask)."""
+
+    def __init__(self, vocab: int, n_layers: int, d: int, heads: int, norm_first: bool, seq_len: int):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, d)
+        self.register_buffer("positions", sinusoids(seq_len, d))
+        layer = torch.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="relu", batch_first=True,
+                                                 norm_first=norm_first)
+        self.layers = torch.nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False)
+        self.final = torch.nn.LayerNorm(d) if norm_first else torch.nn.Identity()
+        self.head = torch.nn.Linear(d, vocab, bias=False)
+
+    def loss(self, ids: torch.Tensor) -> torch.Tensor:
+        x = ids[:, :-1]
+        T = x.shape[1]
+        mask = torch.nn.Transformer.generate_square_subsequent_mask(T, device=ids.device)
+        h = self.layers(self.embed(x) + self.positions[:T], mask=mask, is_causal=True)
+        logits = self.head(self.final(h))
+        return torch.nn.functional.cross_entropy(logits.flatten(0, 1), ids[:, 1:].flatten())
+
+
+def reference_gradients(n_layers: int, d: int, heads: int, seq_len: int, batch: int, device) -> None:
+    """Build, forward, backward and read the FFN-out gradient norms: what ours does, with PyTorch's layer."""
+    for norm_first in (False, True):
+        torch.manual_seed(0)
+        model = TorchStack(len(vocabulary()), n_layers, d, heads, norm_first, seq_len).to(device)
+        model.loss(char_batch(batch, seq_len + 1, seed=0, device=device)).backward()
+        torch.stack([layer.linear2.weight.grad.norm() for layer in model.layers.layers]).tolist()
+
+
+def best_of(fn, repeats: int, device) -> float:
+    """The fastest of ``repeats`` runs, in seconds (the others share the CPU with their neighbours)."""
+    times = []
+    for _ in range(repeats):
+        with timed(device) as watch:
+            fn()
+        times.append(watch.timing.ms / 1e3)
+    return min(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes: runs in seconds")
+    parser.add_argument("--device", default=None)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    device = resolve_device(args.device)
+    size = (dict(n_layers=4, d_model=64, n_heads=4, seq_len=32, batch=4) if args.quick
+            else dict(n_layers=12, d_model=256, n_heads=4, seq_len=64, batch=16))
+    train = TrainConfig(steps=20, warmup=10) if args.quick else TrainConfig()
+
+    compare_variants(2, ["post"], d_model=32, n_heads=2, seq_len=8, batch=1, device=device)     # warm up
+    ours = best_of(lambda: compare_variants(size["n_layers"], ["post", "pre"], d_model=size["d_model"],
+                                            n_heads=size["n_heads"], seq_len=size["seq_len"], batch=size["batch"],
+                                            device=device), args.repeats, device)
+    ref = best_of(lambda: reference_gradients(size["n_layers"], size["d_model"], size["n_heads"], size["seq_len"],
+                                              size["batch"], device), args.repeats, device)
+
+    start = time.perf_counter()
+    first = None
+    steps_seen = 0
+    for progress in train_steps(train, device=device):
+        if first is None:
+            first = time.perf_counter() - start
+        steps_seen = progress.step
+    total = time.perf_counter() - start
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+    what = (f"{size['n_layers']} layers, d = {size['d_model']}, {size['batch']} × {size['seq_len']} tokens, "
+            "Post-LN + Pre-LN")
+    rows = [
+        ("gradients at init, " + what, ours, "target 1 s", ours / 1.0),
+        ("  same with nn.TransformerEncoderLayer (reference)", ref, "ours / reference", ours / ref),
+        ("training: first streamed points (4 runs, step 1)", first, "target 2 s", first / 2.0),
+        (f"training: whole run (4 × {steps_seen} steps)", total, "target 60 s", total / 60.0),
+    ]
+    print(f"device: {device} · torch threads {torch.get_num_threads()}" + (" · --quick" if args.quick else ""))
+    print(f"{'measurement':<78} {'seconds':>8}  {'against':<18} {'ratio':>6}")
+    for name, seconds, against, ratio in rows:
+        print(f"{name:<78} {seconds:>8.3f}  {against:<18} {ratio:>6.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+"""A short real training run: Post-LN and Pre-LN, each with and without learning-rate warm-up.
+
+Xiong et al. 2020 (§ 3.4, § 4): Post-LN's large gradients near the output make Adam's first steps
+at the full learning rate unstable, which is why Post-LN needs warm-up; Pre-LN does not. Here the
+four runs (Post/Pre × warm-up yes/no) train a small character-level model of the shipped corpus
+with Adam at the learner's learning rate. They start from identical weights (one seed: Post-LN and
+Pre-LN differ only in where the norms are), see the same batches in the same order, and advance
+**interleaved, one step each in turn**, so all four curves grow together while they stream.
+
+Warm-up is linear from 0 to the learning rate over ``warmup`` steps, then constant (no decay, so
+the only difference between a pair of runs is the warm-up). No gradient clipping: clipping would
+hide the very instability the comparison shows. A run whose loss or gradient norm stops being
+finite, or whose loss climbs above ``BLOW_UP`` times its first value, is stopped there and
+reported ("loss became NaN at step 37"); its curve ends, nothing non-finite is returned.
+
+Not handled: dropout, weight decay, learning-rate decay, validation loss, mixed precision.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterator
+
+import torch
+
+from models.device import Timing, on_gpu, resolve_device, timed
+from models.limits import (NORM_MAX_BATCH, NORM_MAX_SEQ_LEN, NORM_TRAIN_MAX_LR, NORM_TRAIN_MAX_STEPS,
+                           NORM_TRAIN_MAX_WORK)
+from models.norm_data import char_batch, vocabulary
+from models.norms import NORM_KINDS, StackConfig, _check_int, build_stack, check_work
+
+# (variant, warm-up) of the four runs, in the order they are stepped and drawn.
+RUNS = (("post", True), ("post", False), ("pre", True), ("pre", False))
+# Adam bounds each step, so a huge learning rate rarely reaches NaN behind LayerNorm: the loss climbs to
+# thousands instead. A run whose loss exceeds this multiple of its first loss has diverged too.
+BLOW_UP = 3.0
+BLEW_UP = f"loss blew up (over {BLOW_UP:g}× its first value)"
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """The comparison's settings; validates itself.
+
+    >>> TrainConfig(lr=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: learning rate = 0 must be a number in (0, 10]
+    """
+
+    lr: float = 2e-3                  # Adam's peak learning rate
+    steps: int = 300                  # per run
+    warmup: int = 100                 # linear warm-up steps of the "with warm-up" runs
+    # the model: a small character-level LM
+    n_layers: int = 6
+    d_model: int = 64
+    n_heads: int = 4
+    norm: str = "layernorm"
+    seq_len: int = 64
+    batch: int = 8
+    seed: int = 0
+
+    def __post_init__(self):
+        lr = self.lr
+        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (0 < lr <= NORM_TRAIN_MAX_LR):
+            raise ValueError(f"learning rate = {lr!r} must be a number in (0, {NORM_TRAIN_MAX_LR:g}]")
+        _check_int("steps", self.steps, 1, NORM_TRAIN_MAX_STEPS)
+        _check_int("warm-up steps", self.warmup, 1, NORM_TRAIN_MAX_STEPS)
+        _check_int("seq_len", self.seq_len, 2, NORM_MAX_SEQ_LEN)
+        _check_int("batch", self.batch, 1, NORM_MAX_BATCH)
+        _check_int("seed", self.seed, 0, 2**31 - 1)
+        if self.norm not in NORM_KINDS:
+            raise ValueError(f"norm {self.norm!r} must be one of {', '.join(NORM_KINDS)}")
+        self.stack("pre")                                   # validates depth, width and heads
+        check_work(self.n_layers, self.d_model, self.seq_len * self.batch * self.steps, len(RUNS),
+                   limit=NORM_TRAIN_MAX_WORK)
+
+    def stack(self, variant: str) -> StackConfig:
+        return StackConfig(vocab_size=len(vocabulary()), n_layers=self.n_layers, d_model=self.d_model,
+                           n_heads=self.n_heads, variant=variant, norm=self.norm, max_seq_len=self.seq_len)
+
+    def lr_at(self, step: int, warmup: bool) -> float:
+        """The learning rate of step ``step`` (1-based): linear warm-up, then constant.
+
+        >>> cfg = TrainConfig(lr=1e-3, warmup=4)
+        >>> [cfg.lr_at(s, True) for s in (1, 2, 4, 9)], cfg.lr_at(1, False)
+        ([0.00025, 0.0005, 0.001, 0.001], 0.001)
+        """
+        return self.lr * min(1.0, step / self.warmup) if warmup else self.lr
+
+
+@dataclass
+class RunCurve:
+    """One run's curves so far: loss and global gradient norm per step (finite values only)."""
+
+    variant: str
+    warmup: bool
+    loss: list[float] = field(default_factory=list)
+    grad_norm: list[float] = field(default_factory=list)
+    diverged_at: int | None = None     # the step whose loss or gradient stopped being finite
+    diverged_what: str = ""            # e.g. "loss became NaN"
+
+    @property
+    def name(self) -> str:
+        return f"{self.variant}{'+warmup' if self.warmup else ''}"
+
+
+@dataclass
+class TrainProgress:
+    """What a stream yields: every run's curves after ``step`` steps (each run one step per round)."""
+
+    step: int
+    config: TrainConfig
+    runs: list[RunCurve]
+    timing: Timing | None = None       # set on the last yield
+
+    @property
+    def done(self) -> bool:
+        return self.step >= self.config.steps or all(r.diverged_at for r in self.runs)
+
+
+def _finding(value: float) -> str:
+    return "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+
+
+@on_gpu(duration=120)
+def train_steps(config: TrainConfig, *, device=None, every: int = 1) -> Iterator[TrainProgress]:
+    """Train the four runs interleaved; yield their curves every ``every`` rounds and at the end.
+
+    The curves are the same lists, growing: a consumer that keeps them sees the whole history.
+
+    >>> cfg = TrainConfig(steps=3, warmup=2, n_layers=1, d_model=16, n_heads=2, seq_len=8, batch=2)
+    >>> last = list(train_steps(cfg))[-1]
+    >>> last.step, [len(r.loss) for r in last.runs]
+    (3, [3, 3, 3, 3])
+    """
+    device = resolve_device(device)
+    with timed(device) as watch:
+        models = [build_stack(config.stack(variant), seed=config.seed, device=device) for variant, _ in RUNS]
+        optimizers = [torch.optim.Adam(m.parameters(), lr=config.lr) for m in models]
+        runs = [RunCurve(variant, warmup) for variant, warmup in RUNS]
+    elapsed = watch.timing.ms
+    for step in range(1, config.steps + 1):
+        with timed(device) as watch:
+            ids = char_batch(config.batch, config.seq_len + 1, seed=config.seed * 100_003 + step, device=device)
+            for model, opt, run in zip(models, optimizers, runs):
+                if run.diverged_at is None:
+                    _step(model, opt, run, ids, step, config.lr_at(step, run.warmup))
+        elapsed += watch.timing.ms
+        progress = TrainProgress(step, config, runs)
+        if progress.done:
+            progress.timing = Timing(watch.timing.device, elapsed)
+            yield progress
+            return
+        if step % every == 0:
+            yield progress
+
+
+def _step(model, opt, run: RunCurve, ids: torch.Tensor, step: int, lr: float) -> None:
+    """One Adam step of one run; a non-finite loss or gradient norm ends the run as a finding."""
+    for group in opt.param_groups:
+        group["lr"] = lr
+    opt.zero_grad(set_to_none=True)
+    loss = model.loss(ids)
+    loss.backward()
+    grad_norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad)
+                                                      for p in model.parameters() if p.grad is not None]))
+    loss_value, norm_value = (float(v) for v in torch.stack([loss.detach(), grad_norm]).tolist())
+    for what, value in (("loss", loss_value), ("gradient norm", norm_value)):
+        if not math.isfinite(value):
+            run.diverged_at, run.diverged_what = step, f"{what} became {_finding(value)}"
+            return
+    if run.loss and loss_value > BLOW_UP * run.loss[0]:
+        run.diverged_at, run.diverged_what = step, BLEW_UP
+        return
+    run.loss.append(loss_value)
+    run.grad_norm.append(norm_value)
+    opt.step()
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """The finished comparison."""
+
+    config: TrainConfig
+    runs: list[RunCurve]
+    timing: Timing
+
+
+def train_compare(config: TrainConfig | None = None, *, device=None, **settings) -> TrainResult:
+    """Run the whole comparison and return the curves (``settings`` build a :class:`TrainConfig`).
+
+    >>> r = train_compare(steps=2, warmup=1, n_layers=1, d_model=16, n_heads=2, seq_len=8, batch=2)
+    >>> [run.name for run in r.runs]
+    ['post+warmup', 'post', 'pre+warmup', 'pre']
+    """
+    config = config or TrainConfig(**settings)
+    for progress in train_steps(config, device=device, every=config.steps):
+        if progress.done:
+            return TrainResult(config, progress.runs, progress.timing)
+    raise AssertionError("train_steps ended without a final progress")  # pragma: no cover

@@ -1,0 +1,70 @@
+"""The normalization tab in a real browser (Debian Chromium): draw, change controls, train, stop."""
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.e2e
+
+GRADS = "#norm_grads_plot .js-plotly-plot"
+AXES = "#norm_axes_plot .js-plotly-plot"
+TRAIN = "#norm_train_plot .js-plotly-plot"
+
+
+def open_tab(page, server_url, name):
+    page.goto(server_url)
+    tab = page.locator("[data-tab-id=norms]")
+    expect(tab).to_have_text(name, timeout=30_000)
+    tab.click()
+    expect(page.locator(GRADS)).to_be_visible(timeout=60_000)
+
+
+def set_slider(page, elem_id, value):
+    box = page.locator(f"#{elem_id} input[type=number]")
+    box.fill(str(value))
+    box.press("Enter")
+    box.blur()                                   # blurring the number box fires the slider's release
+
+
+def test_depth_and_placement_change_the_plot_and_training_streams(page, server_url, shot):
+    open_tab(page, server_url, "Normalization")
+    n_points = "g => g._fullData[0].x.length"
+    assert page.locator(GRADS).evaluate(n_points) == 12
+    set_slider(page, "norm_layers", 4)
+    page.wait_for_function(f"() => document.querySelector('{GRADS}')._fullData[0].x.length === 4", timeout=60_000)
+    page.locator("#norm_variants label").filter(has_text="DeepNorm").click()
+    page.wait_for_function(f"() => document.querySelector('{GRADS}')._fullData.some(t => t.name === 'DeepNorm')",
+                           timeout=60_000)
+    expect(page.locator("#norm_summary")).to_contain_text("Post-LN")
+
+    # the axes view: moving the highlighted feature moves BatchNorm's outlined column
+    expect(page.locator(AXES)).to_be_visible()
+    column = "g => g.layout.shapes.filter(s => s.type === 'rect' && s.xref === 'x4')[0].x0"
+    assert page.locator(AXES).evaluate(column) == 1.5
+    set_slider(page, "norm_axes_f", 5)
+    page.wait_for_function(f"() => document.querySelector('{AXES}').layout.shapes"
+                           ".filter(s => s.type === 'rect' && s.xref === 'x4')[0].x0 === 3.5", timeout=30_000)
+    expect(page.locator("#norm_axes_check")).to_contain_text("torch.nn.LayerNorm")
+
+    # a short training run streams, then finishes; Stop is there
+    set_slider(page, "norm_steps", 10)
+    set_slider(page, "norm_warmup", 5)
+    page.locator("#norm_train").click()
+    expect(page.locator(TRAIN)).to_be_visible(timeout=60_000)
+    expect(page.locator("#norm_train_status").locator("input, textarea")).to_have_value(re.compile(r"^10 / 10"), timeout=400_000)
+    assert page.locator(TRAIN).evaluate("g => g._fullData.filter(t => t.mode === 'lines').length") == 8
+    expect(page.locator("#norm_stop")).to_be_visible()
+    expect(page.locator(".toast-body")).to_have_count(0)
+    shot(page, "norms-en")
+
+
+def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
+    context = browser.new_context(locale="zh-CN", viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    open_tab(page, server_url, "归一化")
+    expect(page.locator("#norm_grads_plot .gtitle")).to_have_text(re.compile("初始化时"), timeout=30_000)
+    set_slider(page, "norm_width", 96)
+    set_slider(page, "norm_heads", 5)
+    expect(page.locator(".toast-body").first).to_contain_text("must be divisible by n_heads = 5", timeout=30_000)
+    shot(page, "norms-zh")
+    context.close()
