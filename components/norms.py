@@ -57,7 +57,7 @@ Sandwich-LN (CogView) adds a Norm on $F$'s output, $x+\mathrm{Norm}(F(\mathrm{No
 
 $$\Big\|\frac{\partial \mathcal L}{\partial W^{2,L}}\Big\|_F = O\big(d\sqrt{\ln d}\big)\ \text{(Post-LN)},\qquad O\Big(d\sqrt{\tfrac{\ln d}{L}}\Big)\ \text{(Pre-LN)}.$$
 
-In Pre-LN the residual stream grows ($\|x_l\|^2$ rises about linearly with $l$: look at the stream-RMS panel), and the final Norm divides the gradient by $\|x_L\|$; each layer's gradient scales as $1/\|x_l\|$, so it *falls slowly* from bottom to top and shrinks as $1/\sqrt L$ with depth (the sweep). In Post-LN every layer's output is normalised, nothing shrinks with depth, and every Norm on the way down divides the gradient by the spread of $x+F(x)$: the largest gradients sit near the output and do not shrink as you add layers.
+In Pre-LN the residual stream grows ($\|x_l\|^2$ rises about linearly with $l$: look at the stream-RMS panel), and the final Norm divides the gradient by $\|x_L\|$; each layer's gradient scales as $1/\|x_l\|$, so it *falls slowly* from bottom to top and shrinks as $1/\sqrt L$ with depth (the sweep). NormFormer (Shleifer et al. 2021) reports the same: in Pre-LN the early layers get larger gradients than the late ones; Xiong et al.'s "the same for every layer" holds for the stream-normalised gradient. In Post-LN every layer's output is normalised, nothing shrinks with depth, and every Norm on the way down divides the gradient by the spread of $x+F(x)$: the largest gradients sit near the output and do not shrink as you add layers.
 
 **Why warm-up matters.** Adam moves every weight by about the learning rate per step, whatever its gradient. In Post-LN the output depends strongly on every layer's branch, so full-size steps at initialisation push the model into a bad region: here it stalls at the loss of guessing letter frequencies (≈ 3.2 nats). A warm-up keeps the first steps small until the gradients settle; Pre-LN's identity path keeps it trainable without one. Try a smaller learning rate (Post-LN recovers) or a huge one (watch for a divergence: it is reported, never plotted).
 
@@ -101,7 +101,7 @@ Sandwich-LN（CogView）在 $F$ 的输出上再加一个 Norm：$x+\mathrm{Norm}
 
 $$\Big\|\frac{\partial \mathcal L}{\partial W^{2,L}}\Big\|_F = O\big(d\sqrt{\ln d}\big)\ \text{（Post-LN）},\qquad O\Big(d\sqrt{\tfrac{\ln d}{L}}\Big)\ \text{（Pre-LN）}.$$
 
-Pre-LN 的残差流不断增大（$\|x_l\|^2$ 大约随 $l$ 线性增长，见残差流 RMS 子图），最后的 Norm 把梯度除以 $\|x_L\|$；每层的梯度按 $1/\|x_l\|$ 缩放，所以从底层到顶层*缓慢下降*，并随深度按 $1/\sqrt L$ 缩小（见深度扫描）。Post-LN 每层的输出都被归一化，没有任何量随深度缩小，而反向传播每经过一个 Norm，梯度都要除以 $x+F(x)$ 的标准差：最大的梯度集中在靠近输出的层，并且加层也不会变小。
+Pre-LN 的残差流不断增大（$\|x_l\|^2$ 大约随 $l$ 线性增长，见残差流 RMS 子图），最后的 Norm 把梯度除以 $\|x_L\|$；每层的梯度按 $1/\|x_l\|$ 缩放，所以从底层到顶层*缓慢下降*，并随深度按 $1/\sqrt L$ 缩小（见深度扫描）。NormFormer（Shleifer 等，2021）也观察到：Pre-LN 中靠前的层梯度比靠后的层大；Xiong 等所说的“各层相同”对按残差流归一化后的梯度成立。Post-LN 每层的输出都被归一化，没有任何量随深度缩小，而反向传播每经过一个 Norm，梯度都要除以 $x+F(x)$ 的标准差：最大的梯度集中在靠近输出的层，并且加层也不会变小。
 
 **为什么需要预热。** Adam 每一步让每个权重移动大约一个学习率，与梯度大小无关。Post-LN 的输出强烈依赖每一层的分支，初始化时就用满步长会把模型推入糟糕的区域：这里它停在只会猜字母频率的损失（≈ 3.2 nats）。预热让最初几步足够小，直到梯度稳定；Pre-LN 的恒等通路让它不需要预热也能训练。试试更小的学习率（Post-LN 会恢复）或极大的学习率（注意发散：它会被报告出来，而不会画成 NaN）。
 
