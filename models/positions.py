@@ -216,7 +216,10 @@ def rope_angles(positions: torch.Tensor, inv_freq: torch.Tensor, scale: float = 
     >>> rope_angles(torch.tensor([0.0, 2.0]), torch.tensor([1.0, 0.5]), scale=2.0).tolist()
     [[0.0, 0.0], [1.0, 0.5]]
     """
-    return (positions.to(torch.float64) / scale)[..., None] * inv_freq.to(torch.float64)   # (..., T, d/2)
+    positions = positions.to(torch.float64)
+    if scale != 1.0:
+        positions = positions / scale
+    return positions[..., None] * inv_freq.to(torch.float64)                 # (..., T, d/2)
 
 
 def _pairs(x: torch.Tensor, style: str) -> tuple[torch.Tensor, torch.Tensor]:
@@ -236,6 +239,7 @@ def _rotate_complex(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> to
         xc = torch.view_as_complex(x.unflatten(-1, (D // 2, 2)))              # (..., T, d/2) complex
     except RuntimeError:                                                      # odd strides or offset
         xc = torch.view_as_complex(x.contiguous().unflatten(-1, (D // 2, 2)))
+    # cos and sin of float64 angles then one cast: polar() in float64 costs twice as much here.
     return torch.view_as_real(xc * torch.complex(cos, sin)).flatten(-2)       # (..., T, D)
 
 

@@ -79,3 +79,15 @@ def test_chinese_figures_and_a_clear_error(browser, server_url, shot):
     expect(page.locator("#pos_alibi_plot .gtitle")).to_have_text(re.compile("ALiBi 每个头的偏置"), timeout=30_000)
     shot(page, "compare-zh")
     context.close()
+
+
+def test_share_link_opens_the_view_with_its_settings(page, server_url):
+    page.goto(f"{server_url}?tab=positions&pos_view=extrapolation&pos_factor=4&pos_methods=%5B%22pi%22%2C%22llama3%22%5D")
+    expect(page.get_by_role("tab", name="Extrapolation")).to_have_attribute("aria-selected", "true", timeout=60_000)
+    table = page.locator("#pos_ext_table")
+    expect(table).to_contain_text("s = 4, L = 8,192", timeout=60_000)
+    expect(table).to_contain_text("position interpolation")
+    expect(table).not_to_contain_text("original RoPE")
+    page.locator("#share_positions").click()
+    expect(page.locator("#share_url_positions textarea")).to_have_value(re.compile(r"pos_view=extrapolation"),
+                                                                        timeout=15_000)

@@ -1,16 +1,15 @@
 """Figures of the Positions tab: RoPE's rotating pairs, relative scores, frequencies, extrapolation.
 
-Built as plain dicts through :func:`viz.common.figure`; every number comes from the backend's
-results (``models.positions_explore``) as lists. The conventions and compare views are in
+Built as plain dicts through :func:`viz.common.plain_figure`, serialised without plotly.py (Play
+redraws several times a second); every number comes from the backend's results
+(``models.positions_explore``) as lists. The conventions and compare views are in
 :mod:`viz.positions_compare`.
 """
 from __future__ import annotations
 
 import math
 
-import plotly.graph_objects as go
-
-from viz.common import axis_ref, base_layout, figure, finite, finite_grid, subplot_row, tr
+from viz.common import PlainFigure, axis_ref, base_layout, finite, finite_grid, plain_figure, subplot_row, tr
 
 Q_COLOR = "#4f46e5"           # indigo: the query
 K_COLOR = "#ea580c"           # orange: the key
@@ -153,7 +152,7 @@ def _circle(radius: float, color: str, panel: int) -> dict:
 
 
 def rotate_figure(panels: list, selected: int, q_pos: int, k_pos: int, score: float, relative: float,
-                  lang: str = "en") -> go.Figure:
+                  lang: str = "en") -> PlainFigure:
     """One square panel per pair: q and k before (faint) and after (solid) their rotations, q's path."""
     titles = []
     data: list[dict] = []
@@ -187,11 +186,11 @@ def rotate_figure(panels: list, selected: int, q_pos: int, k_pos: int, score: fl
     layout |= base_layout(height=400, title=title)
     layout["margin"]["t"] = 120
     layout["legend"] = {"orientation": "h", "y": -0.05, "x": 0.5, "xanchor": "center"}
-    return figure(data, layout)
+    return plain_figure(data, layout)
 
 
 def clock_figure(thetas: list[float], contributions: list[float], q_pos: int, k_pos: int, selected: int,
-                 lang: str = "en") -> go.Figure:
+                 lang: str = "en") -> PlainFigure:
     """Left: every pair as a point on its own ring at angle mθ_i (q) and nθ_i (k). Right: the score by pair."""
     n = len(thetas)
     radius = [1 - 0.75 * i / max(1, n - 1) for i in range(n)]               # pair 0 outside
@@ -230,14 +229,14 @@ def clock_figure(thetas: list[float], contributions: list[float], q_pos: int, k_
         note["font"] = {"size": 12}
     layout["shapes"] = [{"type": "rect", "xref": "x2", "yref": "paper", "x0": selected - 0.5, "x1": selected + 0.5,
                          "y0": 0, "y1": 1, "fillcolor": "rgba(79,70,229,0.12)", "line": {"width": 0}}]
-    return figure(data, layout | base_layout(height=380))
+    return plain_figure(data, layout | base_layout(height=380))
 
 
 # --------------------------------------------------------------------------- relative position
 
 
 def relative_figure(scores: list[list[float]], offsets: list[int], low: list[float], high: list[float],
-                    encoding: str, spread: float, lang: str = "en") -> go.Figure:
+                    encoding: str, spread: float, lang: str = "en") -> PlainFigure:
     """Left: q_m·k_n over (m, n). Right: the lowest and highest cell of every diagonal against n − m."""
     T = len(scores)
     limit = max((abs(v) for row in scores for v in row if math.isfinite(v)), default=1.0) or 1.0
@@ -263,10 +262,10 @@ def relative_figure(scores: list[list[float]], offsets: list[int], low: list[flo
     key = "spread_flat" if encoding == "rope" else "spread_not"
     title = tr(TEXT, key, lang).format(s=f"{spread:.2g}")
     layout["legend"] = {"x": 1.0, "xanchor": "right", "y": 1.0, "bgcolor": "rgba(255,255,255,0.7)"}
-    return figure(data, layout | base_layout(height=440, title=title))
+    return plain_figure(data, layout | base_layout(height=440, title=title))
 
 
-def decay_figure(distances: list[float], curves: dict[str, list[float]], lang: str = "en") -> go.Figure:
+def decay_figure(distances: list[float], curves: dict[str, list[float]], lang: str = "en") -> PlainFigure:
     """Score against distance on a log axis (distance 0 left out): the long-range decay of RoPE."""
     style = {"ones": ("#334155", "solid"), "random": (Q_COLOR, "solid"), "bound": ("#dc2626", "dash")}
     keep = [j for j, d in enumerate(distances) if d > 0]
@@ -278,7 +277,7 @@ def decay_figure(distances: list[float], curves: dict[str, list[float]], lang: s
         "xaxis": {"type": "log", "title": {"text": tr(TEXT, "distance", lang)}},
         "yaxis": {"title": {"text": tr(TEXT, "score", lang)}, "zeroline": True, "zerolinecolor": "#9ca3af"},
         "legend": {"orientation": "h", "y": -0.25}}
-    return figure(data, layout)
+    return plain_figure(data, layout)
 
 
 # --------------------------------------------------------------------------- frequencies
@@ -304,7 +303,7 @@ def _vline(x: float, text: str, *, xref: str = "x", yref: str = "y", color: str 
 
 
 def frequencies_figure(wavelengths: list[float], references: dict[float, list[float]], train_len: int,
-                       cos: list[list[float]], base: float, lang: str = "en") -> go.Figure:
+                       cos: list[list[float]], base: float, lang: str = "en") -> PlainFigure:
     """Left: wavelength per pair (log) against L, other bases faint. Right: cos(m·θ_i) over (m, i)."""
     pairs = list(range(len(wavelengths)))
     slow = sum(w > train_len for w in wavelengths)
@@ -335,14 +334,14 @@ def frequencies_figure(wavelengths: list[float], references: dict[float, list[fl
     layout["annotations"].append(note)
     layout["legend"] = {"orientation": "h", "y": -0.22}
     title = tr(TEXT, "freq_title", lang).format(slow=slow, pairs=len(wavelengths), L=f"{train_len:,}")
-    return figure(data, layout | base_layout(height=440, title=title))
+    return plain_figure(data, layout | base_layout(height=440, title=title))
 
 
 # --------------------------------------------------------------------------- extrapolation
 
 
 def extrapolation_frequency_figure(original: list[float], thetas: dict[str, list[float]], train_len: int,
-                                   factor: float, blend: tuple[int, int] | None, lang: str = "en") -> go.Figure:
+                                   factor: float, blend: tuple[int, int] | None, lang: str = "en") -> PlainFigure:
     """Left: each method's wavelength per pair with L and s·L. Right: θ′/θ per pair (1 = unchanged)."""
     pairs = list(range(len(original)))
     data = []
@@ -377,12 +376,12 @@ def extrapolation_frequency_figure(original: list[float], thetas: dict[str, list
     layout["shapes"] = shapes
     layout["annotations"] += notes
     layout["legend"] = {"orientation": "h", "y": -0.22}
-    return figure(data, layout | base_layout(height=420))
+    return plain_figure(data, layout | base_layout(height=420))
 
 
 def extrapolation_score_figure(distances: list[float], unseen: dict[str, list[float]],
                                scores: dict[str, list[float]], train_len: int, factor: float,
-                               lang: str = "en") -> go.Figure:
+                               lang: str = "en") -> PlainFigure:
     """Left: fraction of pairs at unseen angles against distance. Right: mean cos against distance."""
     data = []
     for panel, series in ((0, unseen), (1, scores)):
@@ -411,7 +410,7 @@ def extrapolation_score_figure(distances: list[float], unseen: dict[str, list[fl
     layout["shapes"] = shapes
     layout["annotations"] += notes
     layout["legend"] = {"orientation": "h", "y": -0.22}
-    return figure(data, layout | base_layout(height=400))
+    return plain_figure(data, layout | base_layout(height=400))
 
 
 # --------------------------------------------------------------------------- text

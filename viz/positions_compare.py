@@ -1,14 +1,12 @@
 """Figures of the Positions tab's last two views: RoPE's two layouts, and sinusoidal vs RoPE vs ALiBi.
 
-Plain dicts through :func:`viz.common.figure`, numbers from ``models.positions_explore`` as lists.
+Plain dicts through :func:`viz.common.plain_figure`, numbers from ``models.positions_explore`` as lists.
 """
 from __future__ import annotations
 
 import math
 
-import plotly.graph_objects as go
-
-from viz.common import axis_ref, base_layout, figure, finite_grid, subplot_row, tr
+from viz.common import PlainFigure, axis_ref, base_layout, finite_grid, plain_figure, subplot_row, tr
 from viz.positions import DIVERGING, num, ramp
 
 TEXT = {
@@ -79,7 +77,7 @@ def _arc(x0: float, x1: float, y: float, height: float, color: str, pair: int) -
             "hovertemplate": f"pair {pair}<extra></extra>", "showlegend": False}
 
 
-def pairing_figure(perm: list[int], pair_of_dim: dict[str, list[int]], lang: str = "en") -> go.Figure:
+def pairing_figure(perm: list[int], pair_of_dim: dict[str, list[int]], lang: str = "en") -> PlainFigure:
     """Two rows of dimensions coloured by pair, arcs joining each pair, lines for the permutation."""
     D = len(perm)
     n = D // 2
@@ -108,11 +106,11 @@ def pairing_figure(perm: list[int], pair_of_dim: dict[str, list[int]], lang: str
         "yaxis": {"tickmode": "array", "tickvals": [top, bottom],
                   "ticktext": [tr(TEXT, "interleaved", lang), tr(TEXT, "half", lang)],
                   "range": [-1.25, top + 0.65], "showgrid": False, "zeroline": False}}
-    return figure(data, layout)
+    return plain_figure(data, layout)
 
 
 def matrices_figure(rotations: dict[str, list[list[float]]], position: int, matrix_diff: float,
-                    lang: str = "en") -> go.Figure:
+                    lang: str = "en") -> PlainFigure:
     """R_m in both layouts and the interleaved one permuted, which equals the half one."""
     names = ["interleaved", "half", "permuted"]
     D = len(rotations["half"])
@@ -126,7 +124,7 @@ def matrices_figure(rotations: dict[str, list[list[float]]], position: int, matr
         layout[f"xaxis{suffix}"].update(constrain="domain", showgrid=False, zeroline=False)
         layout[f"yaxis{suffix}"].update(autorange="reversed", showgrid=False, zeroline=False)
     title = tr(TEXT, "matrices_title", lang).format(m=position, d=f"{matrix_diff:.2g}")
-    return figure(data, layout | base_layout(height=380, title=title))
+    return plain_figure(data, layout | base_layout(height=380, title=title))
 
 
 def conventions_markdown(perm: list[int], max_diff: dict[str, float], scores: dict[str, float],
@@ -147,7 +145,7 @@ def conventions_markdown(perm: list[int], max_diff: dict[str, float], scores: di
 # --------------------------------------------------------------------------- compare
 
 
-def sinusoidal_figure(pe: list[list[float]], lang: str = "en") -> go.Figure:
+def sinusoidal_figure(pe: list[list[float]], lang: str = "en") -> PlainFigure:
     """The encoding as a heatmap, position down, dimension across."""
     T, d = len(pe), len(pe[0])
     data = [{"type": "heatmap", "z": finite_grid(pe), "x": list(range(d)), "y": list(range(T)), "zmin": -1, "zmax": 1,
@@ -156,7 +154,7 @@ def sinusoidal_figure(pe: list[list[float]], lang: str = "en") -> go.Figure:
     layout = base_layout(height=max(300, min(520, 140 + 4 * T)), title=tr(TEXT, "sin_title", lang)) | {
         "xaxis": {"title": {"text": tr(TEXT, "dim", lang)}},
         "yaxis": {"title": {"text": tr(TEXT, "position", lang)}, "autorange": "reversed"}}
-    return figure(data, layout)
+    return plain_figure(data, layout)
 
 
 def _grid(titles: list[str], cols: int, *, hspace: float = 0.05, vspace: float = 0.16) -> dict:
@@ -190,7 +188,7 @@ def slope_text(slope: float) -> str:
         else num(slope)
 
 
-def alibi_figure(bias: list[list[list[float]]], heads: list[int], slopes: list[float], lang: str = "en") -> go.Figure:
+def alibi_figure(bias: list[list[list[float]]], heads: list[int], slopes: list[float], lang: str = "en") -> PlainFigure:
     """One heatmap per drawn head (at most 8, two rows of four), its slope in the title."""
     floor = min((v for grid in bias for row in grid for v in row if math.isfinite(v)), default=-1.0) or -1.0
     titles = [tr(TEXT, "head", lang).format(h=h + 1, s=slope_text(slopes[h])) for h in heads]
@@ -203,10 +201,10 @@ def alibi_figure(bias: list[list[list[float]]], heads: list[int], slopes: list[f
              **axis_ref(p)} for p, grid in enumerate(bias)]
     rows = math.ceil(len(heads) / cols)
     layout = _grid(titles, cols)
-    return figure(data, layout | base_layout(height=90 + 230 * rows, title=tr(TEXT, "alibi_title", lang)))
+    return plain_figure(data, layout | base_layout(height=90 + 230 * rows, title=tr(TEXT, "alibi_title", lang)))
 
 
-def same_token_figure(same: dict[str, list[list[float]]], spread: dict[str, float], lang: str = "en") -> go.Figure:
+def same_token_figure(same: dict[str, list[list[float]]], spread: dict[str, float], lang: str = "en") -> PlainFigure:
     """The three schemes' logits for one token repeated: only sinusoidal depends on more than m − n."""
     names = ["sinusoidal", "rope", "alibi"]
     hover = "m = %{y}, n = %{x}: %{z:.4f}<extra></extra>"
@@ -227,7 +225,7 @@ def same_token_figure(same: dict[str, list[list[float]]], spread: dict[str, floa
         note["font"] = {"size": 12}
     layout = layout | base_layout(height=400, title=tr(TEXT, "same_title", lang))
     layout["margin"]["t"] = 110
-    return figure(data, layout)
+    return plain_figure(data, layout)
 
 
 def slopes_markdown(slopes: list[float], lang: str = "en") -> str:
