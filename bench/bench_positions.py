@@ -141,7 +141,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller tensors and fewer repeats (seconds)")
     parser.add_argument("--repeats", type=int, default=None)
     args = parser.parse_args()
-    repeats = args.repeats or (3 if args.quick else 9)
+    repeats = args.repeats or (3 if args.quick else 15)
     device = get_device()
     print("\n".join(bench_apply_rope(args.quick, repeats, device)))
     print()

@@ -106,6 +106,7 @@ def pairing_figure(perm: list[int], pair_of_dim: dict[str, list[int]], lang: str
         "yaxis": {"tickmode": "array", "tickvals": [top, bottom],
                   "ticktext": [tr(TEXT, "interleaved", lang), tr(TEXT, "half", lang)],
                   "range": [-1.25, top + 0.65], "showgrid": False, "zeroline": False}}
+    layout["margin"]["l"] = 170                                   # room for the two row labels
     return plain_figure(data, layout)
 
 
