@@ -120,7 +120,7 @@ def bench_redraws(repeats: int) -> list[str]:
         "/rope_relative (T=48, decay to 4,096)": (pos.rope_relative, (128, 10000, 0, "rope", 48, 4096)),
         "/rope_frequencies (d=128, 128 positions)": (pos.rope_frequencies, (128, 10000, 4096, 128)),
         "/rope_extrapolation (Llama 3.1, 4 methods)": (pos.rope_extrapolation,
-                                                       (128, 500000, 8192, 8, 1, 4, ["none", "pi", "ntk", "llama3"])),
+                                                       (128, 500000, 8192, 8, 1, 4, ["original", "pi", "ntk", "llama3"])),
         "/rope_conventions (d=8)": (pos.rope_conventions, (10000, 0, 8, 1)),
         "/positions_compare (T=32, d=64, 8 heads)": (pos.positions_compare, (10000, 0, 32, 64, 8)),
     }

@@ -14,7 +14,7 @@ from models.limits import POS_MAX_HEAD_DIM, POS_MAX_HEADS, POS_MAX_HEATMAP, POS_
 from models.limits import POS_SLIDER_MAX_POSITION, SEED_MAX
 
 VIEWS = ("rotate", "relative", "frequencies", "extrapolation", "conventions", "compare")
-METHODS = ("none", "pi", "ntk", "llama3")          # the order of models.positions_explore.METHODS
+METHODS = ("original", "pi", "ntk", "llama3")          # the order of models.positions_explore.METHODS
 LLAMA31 = dict(head_dim=128, base=500000.0, train_len=8192, factor=8.0, low=1.0, high=4.0)
 PLAY_INTERVAL = 0.3                                # seconds between two frames of Play
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
@@ -64,7 +64,7 @@ STRINGS = {
         "pos_ext_train": "training context L", "pos_factor": "extension factor s",
         "pos_low": "Llama 3.1 low_freq_factor", "pos_high": "Llama 3.1 high_freq_factor",
         "pos_methods": "methods",
-        "pos_method_none": "original RoPE", "pos_method_pi": "position interpolation (m → m/s)",
+        "pos_method_original": "original RoPE", "pos_method_pi": "position interpolation (m → m/s)",
         "pos_method_ntk": "NTK-aware (base·s^(d/(d−2)))", "pos_method_llama3": "Llama 3.1 (by wavelength)",
         "pos_llama31": "Llama 3.1 settings (d 128, base 500,000, L 8,192, s 8, factors 1 and 4)",
         "pos_ext_freq_plot": "Frequencies per method", "pos_ext_score_plot": "Past the training length",
@@ -138,7 +138,7 @@ Only $m-n$ is left: absolute positions go in, a relative position comes out, and
         "pos_ext_train": "训练上下文 L", "pos_factor": "扩展倍数 s",
         "pos_low": "Llama 3.1 的 low_freq_factor", "pos_high": "Llama 3.1 的 high_freq_factor",
         "pos_methods": "方法",
-        "pos_method_none": "原始 RoPE", "pos_method_pi": "位置插值（m → m/s）",
+        "pos_method_original": "原始 RoPE", "pos_method_pi": "位置插值（m → m/s）",
         "pos_method_ntk": "NTK-aware（底数·s^(d/(d−2))）", "pos_method_llama3": "Llama 3.1（按波长）",
         "pos_llama31": "Llama 3.1 的设置（d 128，底数 500,000，L 8,192，s 8，因子 1 和 4）",
         "pos_ext_freq_plot": "各方法的频率", "pos_ext_score_plot": "超过训练长度之后",

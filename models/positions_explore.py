@@ -31,7 +31,7 @@ from models.positions import (Llama3Scaling, alibi_bias, alibi_slopes, apply_rop
                               rope_inv_freq, rope_permutation, sinusoidal_encoding)
 
 F64 = torch.float64
-METHODS = ("none", "pi", "ntk", "llama3")        # original RoPE, position interpolation, NTK-aware, Llama 3.1
+METHODS = ("original", "pi", "ntk", "llama3")        # original RoPE, position interpolation, NTK-aware, Llama 3.1
 REFERENCE_BASES = (10000.0, 500000.0)            # RoFormer / Llama 2, Llama 3
 
 
@@ -314,7 +314,7 @@ def method_inv_freq(spec: RopeSpec, method: str, scaling: Llama3Scaling, *,
     ([0.25, 0.025], nan)
     """
     thetas = rope_inv_freq(spec.head_dim, spec.base, device=device)          # (d/2,)
-    if method == "none":
+    if method == "original":
         return thetas, spec.base
     if method == "pi":
         return thetas / scaling.factor, math.nan
@@ -373,7 +373,7 @@ def extrapolation_view(spec: RopeSpec, scaling: Llama3Scaling = Llama3Scaling(),
     twice that distance.
 
     >>> v = extrapolation_view(RopeSpec(head_dim=128, base=500000.0), Llama3Scaling())
-    >>> v.safe_length["none"], v.safe_length["pi"], v.safe_length["llama3"]
+    >>> v.safe_length["original"], v.safe_length["pi"], v.safe_length["llama3"]
     (8192.0, 65536.0, 65536.0)
     """
     methods = list(dict.fromkeys(methods))

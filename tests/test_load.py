@@ -48,7 +48,7 @@ INSTANT = {
     "/rope_relative": lambda rng: [128, rng.choice([10000, 500000]), rng.randint(0, 100),
                                    rng.choice(["rope", "sinusoidal"]), rng.randint(2, 96), 4096],
     "/rope_frequencies": lambda rng: [rng.choice([64, 128]), rng.choice([10000, 500000]), 4096, rng.randint(8, 256)],
-    "/rope_extrapolation": lambda rng: [128, 500000, 8192, rng.choice([2, 4, 8, 16]), 1, 4, ["none", "pi", "ntk", "llama3"]],
+    "/rope_extrapolation": lambda rng: [128, 500000, 8192, rng.choice([2, 4, 8, 16]), 1, 4, ["original", "pi", "ntk", "llama3"]],
     "/rope_conventions": lambda rng: [10000, rng.randint(0, 100), rng.choice([4, 8, 16, 32]), rng.randint(0, 64)],
     "/positions_compare": lambda rng: [10000, rng.randint(0, 100), rng.randint(8, 64), rng.choice([32, 64, 128]),
                                        rng.randint(1, 16)],

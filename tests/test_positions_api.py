@@ -15,7 +15,7 @@ DEFAULTS = {
     "/rope_relative": dict(head_dim=64, base=10000, seed=0, encoding="rope", seq_len=24, max_distance=2000),
     "/rope_frequencies": dict(head_dim=128, base=10000, train_len=4096, span=64),
     "/rope_extrapolation": dict(head_dim=128, base=500000, train_len=8192, factor=8, low_freq_factor=1,
-                                high_freq_factor=4, methods=["none", "pi", "ntk", "llama3"]),
+                                high_freq_factor=4, methods=["original", "pi", "ntk", "llama3"]),
     "/rope_conventions": dict(base=10000, seed=0, head_dim=8, position=1),
     "/positions_compare": dict(base=10000, seed=0, seq_len=16, d_model=32, n_heads=8),
 }

@@ -37,11 +37,17 @@ def test_rotate_play_and_conventions(page, server_url, shot):
     page.locator("#pos_play").click()
     page.wait_for_function("() => +document.querySelector('#pos_m input[type=number]').value >= 43", timeout=20_000)
     page.locator("#pos_pause").click()
-    page.wait_for_timeout(800)
-    stopped_m, stopped_n = slider_value(page, "pos_m"), slider_value(page, "pos_n")
+    stopped = None
+    for _ in range(30):                                                       # a frame in flight may still land
+        page.wait_for_timeout(700)
+        now = (slider_value(page, "pos_m"), slider_value(page, "pos_n"))
+        if now == stopped:
+            break                                                             # paused: nothing moves any more
+        stopped = now
+    else:
+        pytest.fail(f"Pause did not stop the positions (last {stopped})")
+    stopped_m, stopped_n = stopped
     assert stopped_n - 2 == stopped_m - 40 > 0                                # k moved with q
-    page.wait_for_timeout(1200)
-    assert slider_value(page, "pos_m") == stopped_m                           # paused
     expect(title).to_have_text(re.compile(rf"m = {stopped_m}, k at n = {stopped_n}"), timeout=15_000)
     shot(page, "rotate-en")
 

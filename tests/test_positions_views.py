@@ -125,7 +125,7 @@ def test_extrapolation_safe_lengths_in_closed_form():
                            device="cpu")
     assert v.methods == list(METHODS)
     i_star = next(i for i in range(d // 2) if 2 * math.pi * base ** (2 * i / d) > L)
-    assert v.safe_length["none"] == pytest.approx(L)
+    assert v.safe_length["original"] == pytest.approx(L)
     assert v.safe_length["pi"] == pytest.approx(s * L)
     assert v.safe_length["ntk"] == pytest.approx(L * s ** (2 * i_star / (d - 2)))
     assert v.safe_length["llama3"] == pytest.approx(s * L)
@@ -134,7 +134,7 @@ def test_extrapolation_safe_lengths_in_closed_form():
     assert v.thetas["pi"].tolist() == pytest.approx([f / s for f in freqs], rel=1e-15)
     assert v.bases["ntk"] == pytest.approx(base * s ** (d / (d - 2)))
     before = v.distances <= L
-    assert torch.all(v.unseen["none"][before] == 0) and v.unseen["none"][~before].max() > 0
+    assert torch.all(v.unseen["original"][before] == 0) and v.unseen["original"][~before].max() > 0
     assert torch.all(v.unseen["pi"][v.distances <= s * L] == 0)
     for j in range(0, len(v.distances), 97):                                 # mean cos(Δθ'_i), q = k = 1
         delta = v.distances[j].item()
@@ -144,8 +144,8 @@ def test_extrapolation_safe_lengths_in_closed_form():
 
 def test_when_every_pair_turned_in_training_nothing_is_unseen():
     v = extrapolation_view(RopeSpec(head_dim=8, base=100.0), Llama3Scaling(factor=2, original_max_position=10**4),
-                           ["none"], device="cpu")
-    assert v.safe_length["none"] == math.inf and v.unseen["none"].max() == 0
+                           ["original"], device="cpu")
+    assert v.safe_length["original"] == math.inf and v.unseen["original"].max() == 0
 
 
 @pytest.mark.parametrize("d,m", [(2, 0), (8, 1), (16, 7), (64, 1000)])

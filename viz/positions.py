@@ -14,8 +14,8 @@ from viz.common import PlainFigure, axis_ref, base_layout, finite, finite_grid, 
 Q_COLOR = "#4f46e5"           # indigo: the query
 K_COLOR = "#ea580c"           # orange: the key
 FAINT = "#94a3b8"
-METHOD_COLORS = {"none": "#334155", "pi": "#0ea5e9", "ntk": "#10b981", "llama3": "#dc2626"}
-METHOD_DASH = {"none": "solid", "pi": "dash", "ntk": "dot", "llama3": "solid"}
+METHOD_COLORS = {"original": "#334155", "pi": "#0ea5e9", "ntk": "#10b981", "llama3": "#dc2626"}
+METHOD_DASH = {"original": "solid", "pi": "dash", "ntk": "dot", "llama3": "solid"}
 # Blue (negative) - white (0) - red (positive): scores, rotation matrices, cosines.
 DIVERGING = [[0.0, "#2166ac"], [0.25, "#92c5de"], [0.5, "#f7f7f7"], [0.75, "#f4a582"], [1.0, "#b2182b"]]
 # Pair index, fast (0) to slow: a perceptual ramp (viridis stops).
@@ -51,7 +51,7 @@ TEXT = {
         "ext_unseen": "Pairs at an angle never seen in training",
         "ext_score": "Score against distance, q = k = (1, …, 1)",
         "fraction": "fraction of pairs", "blend": "Llama 3.1 blend",
-        "none": "original RoPE", "pi": "position interpolation", "ntk": "NTK-aware", "llama3": "Llama 3.1",
+        "original": "original RoPE", "pi": "position interpolation", "ntk": "NTK-aware", "llama3": "Llama 3.1",
         "m_pair": "**Pair {i}** (dimensions {a} and {b}): θ<sub>{i}</sub> = {base}<sup>−{two_i}/{d}</sup> = {theta} rad per position.",
         "m_q": "q at m = {m}: angle mθ = {angle} rad ({deg}° after whole turns)",
         "m_k": "k at n = {n}: angle nθ = {angle} rad ({deg}°)",
@@ -59,7 +59,7 @@ TEXT = {
         "m_scores": "Over all {d} dimensions: q<sub>m</sub>·k<sub>n</sub> = **{s}** (both rotated) and qᵀR<sub>n−m</sub>k = **{r}** (only the offset)",
         "t_method": "method", "t_change": "what it changes", "t_fast": "fastest pair θ′₀/θ₀",
         "t_safe": "every angle seen in training up to",
-        "c_none": "nothing (base {b})", "c_pi": "positions m → m/s",
+        "c_original": "nothing (base {b})", "c_pi": "positions m → m/s",
         "c_ntk": "base → base·s<sup>d/(d−2)</sup> = {b}",
         "c_llama3": "λ < L/{h} kept, λ > L/{l} divided by s, linear blend between",
         "all_turned": "∞ (every pair turned fully in training)",
@@ -94,7 +94,7 @@ TEXT = {
         "ext_unseen": "处于训练中从未见过的角度的维度对",
         "ext_score": "分数随距离的变化，q = k = (1, …, 1)",
         "fraction": "维度对的比例", "blend": "Llama 3.1 过渡区",
-        "none": "原始 RoPE", "pi": "位置插值", "ntk": "NTK-aware", "llama3": "Llama 3.1",
+        "original": "原始 RoPE", "pi": "位置插值", "ntk": "NTK-aware", "llama3": "Llama 3.1",
         "m_pair": "**第 {i} 对**（维度 {a} 和 {b}）：θ<sub>{i}</sub> = {base}<sup>−{two_i}/{d}</sup> = {theta} 弧度/位置。",
         "m_q": "q 在 m = {m}：角度 mθ = {angle} 弧度（去掉整圈后为 {deg}°）",
         "m_k": "k 在 n = {n}：角度 nθ = {angle} 弧度（{deg}°）",
@@ -102,7 +102,7 @@ TEXT = {
         "m_scores": "在全部 {d} 个维度上：q<sub>m</sub>·k<sub>n</sub> = **{s}**（两者都旋转）与 qᵀR<sub>n−m</sub>k = **{r}**（只用偏移）",
         "t_method": "方法", "t_change": "改变了什么", "t_fast": "最快一对 θ′₀/θ₀",
         "t_safe": "训练中见过所有角度的最远距离",
-        "c_none": "不变（底数 {b}）", "c_pi": "位置 m → m/s",
+        "c_original": "不变（底数 {b}）", "c_pi": "位置 m → m/s",
         "c_ntk": "底数 → 底数·s<sup>d/(d−2)</sup> = {b}",
         "c_llama3": "λ < L/{h} 保持不变，λ > L/{l} 除以 s，中间线性过渡",
         "all_turned": "∞（训练中每一对都转满了一圈）",
@@ -435,9 +435,10 @@ def rotation_markdown(pair, head_dim: int, base: float, q_pos: int, k_pos: int, 
     return "\n\n".join([
         tr(TEXT, "m_pair", lang).format(i=i, a=pair.dims[0], b=pair.dims[1], base=num(base), two_i=2 * i, d=head_dim,
                                         theta=num(theta, 6)),
-        f"$$R(\\phi) = {general},\\qquad R(m\\theta_{{{i}}}) = {_matrix(q_angle)}$$",
-        f"$$R(n\\theta_{{{i}}}) = {_matrix(k_angle)},\\qquad R((n-m)\\theta_{{{i}}}) = R(m\\theta_{{{i}}})^\\top "
-        f"R(n\\theta_{{{i}}}) = {_matrix(offset * theta)}$$",
+        f"$$R(\\phi) = {general}$$",
+        f"$$R(m\\theta_{{{i}}}) = {_matrix(q_angle)}$$",
+        f"$$R(n\\theta_{{{i}}}) = {_matrix(k_angle)}$$",
+        f"$$R(m\\theta_{{{i}}})^\\top R(n\\theta_{{{i}}}) = R((n-m)\\theta_{{{i}}}) = {_matrix(offset * theta)}$$",
         "- " + tr(TEXT, "m_q", lang).format(m=q_pos, angle=num(q_angle, 6), deg=deg(q_angle))
         + "\n- " + tr(TEXT, "m_k", lang).format(n=k_pos, angle=num(k_angle, 6), deg=deg(k_angle))
         + "\n- " + tr(TEXT, "m_rel", lang).format(o=offset),
