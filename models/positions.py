@@ -197,12 +197,13 @@ def _positions(positions, T: int, batch_shape: torch.Size, device: torch.device)
     p = p.to(torch.float64)
     if p.dim() == 0 or p.shape[-1] != T:
         raise ValueError(f"positions has shape {tuple(p.shape)}: its last dimension must be T = {T}")
-    try:
-        if torch.broadcast_shapes(p.shape, batch_shape) != batch_shape:
-            raise RuntimeError
-    except RuntimeError:
+    # Broadcasts to x's leading dims without enlarging them (torch.broadcast_shapes would do, but its
+    # first call imports sympy: over a second on the first request).
+    fits = p.dim() <= len(batch_shape) and all(
+        a in (1, b) for a, b in zip(reversed(p.shape), reversed(batch_shape)))
+    if not fits:
         raise ValueError(f"positions of shape {tuple(p.shape)} do not broadcast to x's "
-                         f"{tuple(batch_shape)} (x is [..., T, D]; for [B, H, T, D] pass [T] or [B, 1, T])") from None
+                         f"{tuple(batch_shape)} (x is [..., T, D]; for [B, H, T, D] pass [T] or [B, 1, T])")
     if p.numel() and not torch.isfinite(p).all():
         raise ValueError("positions must be finite numbers")
     if p.numel() and (p < 0).any():
