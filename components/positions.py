@@ -330,6 +330,8 @@ def play_frame(request: gr.Request, head_dim, base, seed, style, pair, q_pos, k_
 
 def build() -> dict:
     """Lay out the tab: shared controls, six views in sub-tabs, the Explain accordion; wire the events."""
+    from gradio.context import Context
+    app_tabs = getattr(Context.block, "parent", None)           # the app's tabs, when built inside one
     gr.Markdown(t("pos_intro"))
     with gr.Row(equal_height=True):
         head_dim = gr.Number(128, precision=0, step=2, label=t("pos_head_dim"), info=t("pos_head_dim_info"),
@@ -474,6 +476,9 @@ def build() -> dict:
     pause.click(lambda: gr.Timer(active=False), None, timer, api_visibility="private", show_progress="hidden")
     timer.tick(play_frame, [*rotate_inputs, both, speed], [q_pos, k_pos, *rotate_outputs, timer],
                api_visibility="private", show_progress="hidden")
+    if isinstance(app_tabs, gr.Tabs):                           # leaving the tab pauses Play
+        app_tabs.select(lambda: gr.Timer(active=False), None, timer, api_visibility="private",
+                        show_progress="hidden")
     llama31.click(lambda: tuple(LLAMA31.values()) + ("extrapolation",), None,
                   [head_dim, base, ext_train, factor, low, high, view], api_visibility="private",
                   show_progress="hidden").then(_pair_range, [head_dim, pair], pair, api_visibility="private",

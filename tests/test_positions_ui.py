@@ -51,6 +51,16 @@ def test_rotate_play_and_conventions(page, server_url, shot):
     expect(title).to_have_text(re.compile(rf"m = {stopped_m}, k at n = {stopped_n}"), timeout=15_000)
     shot(page, "rotate-en")
 
+    page.locator("#pos_play").click()                                         # leaving the tab pauses Play
+    page.wait_for_function(f"() => +document.querySelector('#pos_m input[type=number]').value > {stopped_m}",
+                           timeout=20_000)
+    page.locator("[data-tab-id=masks]").click()
+    page.wait_for_timeout(1500)
+    left_at = slider_value(page, "pos_m")
+    page.wait_for_timeout(1500)
+    assert slider_value(page, "pos_m") == left_at
+    page.locator("[data-tab-id=positions]").click()
+
     page.get_by_role("tab", name="Conventions").click()
     pairing = page.locator("#pos_pairing_plot .gtitle")
     expect(pairing).to_have_text(re.compile(r"perm = \[0, 2, 4, 6, 1, 3, 5, 7\]"), timeout=30_000)
