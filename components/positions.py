@@ -179,10 +179,17 @@ def _grid(values) -> list:
     return values.round(decimals=4).tolist()
 
 
+def _whole(name: str, value) -> int:
+    """A whole number from a UI field; the backend checks its range and says what is allowed."""
+    number = as_number(name, value)
+    if not number.is_integer():
+        raise ValueError(f"{name} = {value!r} must be a whole number")
+    return int(number)
+
+
 def _spec(head_dim, base, style: str = "half"):
     from models.positions_explore import RopeSpec
-    return RopeSpec(head_dim=as_int("head dim d", head_dim, low=0, high=10**9),
-                    base=as_number("base", base), style=style)
+    return RopeSpec(head_dim=_whole("head dim d", head_dim), base=as_number("base", base), style=style)
 
 
 def _seed(seed) -> int:
@@ -277,7 +284,7 @@ def rope_conventions(base: float, seed: float, head_dim: float, position: float,
     from viz.positions_compare import conventions_markdown, matrices_figure, pairing_figure
 
     lang = lang_of(request)
-    v = conventions_view(as_int("head dim d", head_dim, low=0, high=10**9), as_number("base", base),
+    v = conventions_view(_whole("head dim d", head_dim), as_number("base", base),
                          as_int("position m", position, low=0, high=POS_MAX_POSITION), seed=_seed(seed))
     return (pairing_figure(v.perm, v.pair_of_dim, lang),
             matrices_figure({k: _grid(r) for k, r in v.rotations.items()}, v.position, v.matrix_diff, lang),
@@ -294,7 +301,7 @@ def positions_compare(base: float, seed: float, seq_len: float, d_model: float, 
 
     lang = lang_of(request)
     v = compare_view(as_int("sequence length T", seq_len, low=1, high=POS_MAX_COMPARE_LEN),
-                     as_int("d_model", d_model, low=0, high=10**9), as_int("heads", n_heads, low=1, high=POS_MAX_HEADS),
+                     _whole("d_model", d_model), as_int("heads", n_heads, low=1, high=POS_MAX_HEADS),
                      as_number("base", base), seed=_seed(seed))
     slopes = v.slopes.tolist()
     return (same_token_figure({k: _grid(s) for k, s in v.same_token.items()}, v.spread, lang),

@@ -61,7 +61,8 @@ def check_whole(name: str, value, low: int, high: int) -> int:
     8
     """
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise ValueError(f"{name} = {value!r} must be a whole number from {low:,} to {high:,}")
+        shown = f"{value:.3g}" if isinstance(value, (int, float)) and abs(value) >= 1e15 else repr(value)
+        raise ValueError(f"{name} = {shown} must be a whole number from {low:,} to {high:,}")
     return value
 
 

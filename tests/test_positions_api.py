@@ -153,6 +153,7 @@ def test_extreme_settings_draw_without_nan(client):
 
 BAD = [
     ("/rope", dict(head_dim=7), "head dim d = 7 is odd"),
+    ("/rope", dict(head_dim=1e300), "head dim d = 1e\\+300 must be a whole number from 2 to 1,024"),
     ("/rope", dict(head_dim=0), "head dim d = 0 must be a whole number from 2 to 1,024"),
     ("/rope", dict(head_dim=1_000_000), "head dim d = 1000000 must be a whole number from 2 to 1,024"),
     ("/rope", dict(base=1), "base = 1 must be greater than 1"),
