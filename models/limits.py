@@ -36,3 +36,16 @@ NORM_TRAIN_MAX_WORK = 32            # the same over all steps of the four traini
 NORM_TRAIN_MAX_STEPS = 600          # per run; four runs interleaved
 NORM_TRAIN_MAX_LR = 10.0            # Adam's learning rate, (0, max]; large values diverge as a finding
 NORM_AXES_MAX = 8                   # batch, tokens, features of the norms-axes tensor
+# Positions (RoPE, sinusoidal, ALiBi): dimensions, lengths, tensor sizes, bases and factors.
+POS_MAX_HEAD_DIM = 1024             # RoPE head dim d (even); real models use 64-256
+POS_MAX_POSITION = 10_000_000       # positions, distances and context lengths (Llama 4 Scout: 10 M)
+POS_MAX_ELEMENTS = 2**24            # a table or bias tensor the backend builds (64 MB in float32)
+POS_MAX_HEATMAP = 256               # T of a T x T score heatmap
+POS_MAX_COMPARE_LEN = 128           # T shared by the sinusoidal and ALiBi heatmaps
+POS_MAX_D_MODEL = 512               # d_model of the sinusoidal heatmap
+POS_MAX_DIAGRAM_DIM = 64            # d of the conventions diagram (every dimension drawn)
+POS_MAX_HEADS = 128                 # ALiBi heads
+POS_MAX_BASE = 1e9                  # RoPE / sinusoidal base (Llama 3: 5e5; some long-context models 1e7)
+POS_MAX_FACTOR = 1024.0             # context extension factor (PI scale, NTK alpha, Llama 3.1 factor)
+POS_SLIDER_MAX_POSITION = 4096      # the rotate view's position sliders
+POS_CURVE_POINTS = 1024             # points of a curve over distances (every integer up to half, then log-spaced)

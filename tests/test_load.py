@@ -46,6 +46,15 @@ INSTANT = {
     "/norm_axes": lambda rng: [rng.randint(1, 4), rng.randint(1, 6), rng.randint(2, 8), rng.randint(0, 100), 1, 1, 2],
     "/norm_gradients": lambda rng: [rng.randint(2, 6), 64, 4, rng.choice(["layernorm", "rmsnorm"]), ["post", "pre"],
                                     True, 32, 8, rng.randint(0, 100)],
+    "/rope": lambda rng: [128, rng.choice([10000, 500000]), rng.randint(0, 100), rng.choice(["half", "interleaved"]),
+                          rng.randint(0, 63), rng.randint(0, 4096), rng.randint(0, 4096)],
+    "/rope_relative": lambda rng: [128, rng.choice([10000, 500000]), rng.randint(0, 100),
+                                   rng.choice(["rope", "sinusoidal"]), rng.randint(2, 96), 4096],
+    "/rope_frequencies": lambda rng: [rng.choice([64, 128]), rng.choice([10000, 500000]), 4096, rng.randint(8, 256)],
+    "/rope_extrapolation": lambda rng: [128, 500000, 8192, rng.choice([2, 4, 8, 16]), 1, 4, ["original", "pi", "ntk", "llama3"]],
+    "/rope_conventions": lambda rng: [10000, rng.randint(0, 100), rng.choice([4, 8, 16, 32]), rng.randint(0, 64)],
+    "/positions_compare": lambda rng: [10000, rng.randint(0, 100), rng.randint(8, 64), rng.choice([32, 64, 128]),
+                                       rng.randint(1, 16)],
 }
 # Long work started once in the background for the whole run: endpoint -> arguments.
 HEAVY: dict[str, list] = {
@@ -103,8 +112,11 @@ def test_twenty_learners_at_once(app_process, tmp_path_factory):
         local = random.Random(seed)
         time.sleep(local.uniform(0, 1))                               # they don't all click at once
         deadline = time.perf_counter() + DURATION
-        while time.perf_counter() < deadline:
-            name = local.choice(list(INSTANT))
+        names = list(INSTANT)
+        turn = local.randrange(len(names))                            # each learner walks the endpoints in turn,
+        while time.perf_counter() < deadline:                         # so every endpoint gets its share of calls
+            name = names[turn % len(names)]
+            turn += 1
             start = time.perf_counter()
             event, payload = raw_call(server_url, name.lstrip("/"), INSTANT[name](local))
             with lock:

@@ -1,0 +1,109 @@
+"""The Positions tab in a real browser (Debian Chromium): rotate, play, switch views, English and Chinese."""
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.e2e
+
+ROTATE = "#pos_rotate_plot .js-plotly-plot"
+
+
+def open_tab(page, server_url, label):
+    page.goto(server_url)
+    page.locator("[data-tab-id=positions]").click()
+    expect(page.get_by_role("tab", name=label)).to_have_attribute("aria-selected", "true")
+    expect(page.locator(ROTATE)).to_be_visible(timeout=60_000)
+
+
+def slider_value(page, elem_id) -> int:
+    return int(float(page.locator(f"#{elem_id} input[type=number]").input_value()))
+
+
+def test_rotate_play_and_conventions(page, server_url, shot):
+    open_tab(page, server_url, "Positions (RoPE)")
+    title = page.locator(f"{ROTATE} .gtitle")
+    expect(title).to_have_text(re.compile(r"q at position m = 5, k at n = 2"), timeout=30_000)
+    first = page.locator(ROTATE).evaluate("g => g.data.find(t => t.name === 'q rotated to m' && t.xaxis === 'x').x[1]")
+
+    box = page.locator("#pos_m input[type=number]")
+    box.fill("40")
+    box.press("Enter")
+    expect(title).to_have_text(re.compile(r"m = 40, k at n = 2"), timeout=15_000)
+    moved = page.locator(ROTATE).evaluate("g => g.data.find(t => t.name === 'q rotated to m' && t.xaxis === 'x').x[1]")
+    assert moved != first
+
+    page.locator("#pos_both input").check()
+    page.locator("#pos_play").click()
+    page.wait_for_function("() => +document.querySelector('#pos_m input[type=number]').value >= 43", timeout=20_000)
+    page.locator("#pos_pause").click()
+    stopped = None
+    for _ in range(30):                                                       # a frame in flight may still land
+        page.wait_for_timeout(700)
+        now = (slider_value(page, "pos_m"), slider_value(page, "pos_n"))
+        if now == stopped:
+            break                                                             # paused: nothing moves any more
+        stopped = now
+    else:
+        pytest.fail(f"Pause did not stop the positions (last {stopped})")
+    stopped_m, stopped_n = stopped
+    assert stopped_n - 2 == stopped_m - 40 > 0                                # k moved with q
+    expect(title).to_have_text(re.compile(rf"m = {stopped_m}, k at n = {stopped_n}"), timeout=15_000)
+    shot(page, "rotate-en")
+
+    page.locator("#pos_play").click()                                         # leaving the tab pauses Play
+    page.wait_for_function(f"() => +document.querySelector('#pos_m input[type=number]').value > {stopped_m}",
+                           timeout=20_000)
+    page.locator("[data-tab-id=masks]").click()
+    page.wait_for_timeout(1500)
+    left_at = slider_value(page, "pos_m")
+    page.wait_for_timeout(1500)
+    assert slider_value(page, "pos_m") == left_at
+    page.locator("[data-tab-id=positions]").click()
+
+    page.get_by_role("tab", name="Conventions").click()
+    pairing = page.locator("#pos_pairing_plot .gtitle")
+    expect(pairing).to_have_text(re.compile(r"perm = \[0, 2, 4, 6, 1, 3, 5, 7\]"), timeout=30_000)
+    dim = page.locator("#pos_conv_dim input[type=number]")
+    dim.fill("12")
+    dim.press("Enter")
+    expect(pairing).to_have_text(re.compile(r"perm = \[0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11\]"), timeout=15_000)
+    expect(page.locator("#pos_conv_check")).to_contain_text("in float64")
+
+    page.get_by_role("tab", name="Extrapolation").click()
+    expect(page.locator("#pos_ext_table")).to_contain_text("original RoPE", timeout=30_000)
+    page.locator("#pos_llama31").click()
+    expect(page.locator("#pos_base input")).to_have_value("500000", timeout=15_000)
+    expect(page.locator("#pos_ext_table")).to_contain_text("nothing (base 500,000)", timeout=15_000)
+    expect(page.locator(".toast-body")).to_have_count(0)
+    shot(page, "extrapolation-en")
+
+
+def test_chinese_figures_and_a_clear_error(browser, server_url, shot):
+    context = browser.new_context(locale="zh-CN", viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    open_tab(page, server_url, "位置编码（RoPE）")
+    expect(page.locator(f"{ROTATE} .gtitle")).to_have_text(re.compile("q 位于位置 m = 5"), timeout=30_000)
+    page.get_by_role("tab", name="相对位置").click()
+    expect(page.locator("#pos_relative_plot .gtitle")).to_have_text(re.compile("分数只取决于 n − m"), timeout=30_000)
+    shot(page, "relative-zh")
+    head_dim = page.locator("#pos_head_dim input")
+    head_dim.fill("7")
+    head_dim.press("Enter")
+    expect(page.locator(".toast-body").first).to_contain_text("head dim d = 7 is odd", timeout=15_000)
+    page.get_by_role("tab", name="正弦 · RoPE · ALiBi").click()                  # a view that has no d draws
+    expect(page.locator("#pos_alibi_plot .gtitle")).to_have_text(re.compile("ALiBi 每个头的偏置"), timeout=30_000)
+    shot(page, "compare-zh")
+    context.close()
+
+
+def test_share_link_opens_the_view_with_its_settings(page, server_url):
+    page.goto(f"{server_url}?tab=positions&pos_view=extrapolation&pos_factor=4&pos_methods=%5B%22pi%22%2C%22llama3%22%5D")
+    expect(page.get_by_role("tab", name="Extrapolation")).to_have_attribute("aria-selected", "true", timeout=60_000)
+    table = page.locator("#pos_ext_table")
+    expect(table).to_contain_text("s = 4, L = 8,192", timeout=60_000)
+    expect(table).to_contain_text("position interpolation")
+    expect(table).not_to_contain_text("original RoPE")
+    page.locator("#share_positions").click()
+    expect(page.locator("#share_url_positions textarea")).to_have_value(re.compile(r"pos_view=extrapolation"),
+                                                                        timeout=15_000)
