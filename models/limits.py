@@ -22,3 +22,12 @@ CALC_MAX_CONTEXT = 10_000_000
 CALC_MAX_BATCH = 100_000
 CALC_MAX_JSON_CHARS = 100_000
 CALC_BUILD_MAX_MODULES = 200_000  # "verify" builds the module tree (meta device) up to this many Linear layers
+
+# Tokenizer (BPE): the corpus in UTF-8 bytes (uploads are capped at 1 MB by the app as well), merges,
+# the text typed to encode, tokens drawn as coloured spans (counts always cover the whole text),
+# and the competing pairs recorded per merge.
+BPE_MAX_CORPUS_BYTES = 1_000_000
+BPE_MAX_MERGES = 5_000
+BPE_MAX_ENCODE_CHARS = 10_000
+BPE_SHOW_TOKENS = 1_500
+BPE_TOP_PAIRS = 10
