@@ -193,22 +193,40 @@ def _encode_views(trace, text: str, k: int, lang: str) -> tuple:
             encode_summary(ids, text, k, lang), char_table(rows, k, len(trace.merges), lang))
 
 
-def _replay_ours(trace, word: bytes, k: int) -> list[list[bytes]]:
-    """One word through our first ``k`` merges (lowest merge first): its parts after each merge."""
+def _replay(word: bytes, trace, k: int, lang: str) -> tuple[list, list]:
+    """One word merge by merge, lowest rank first: through our first ``k`` merges and through GPT-4's.
+
+    Each row is (parts, label): the bytes first, then one row per merge, labelled with our merge
+    number or GPT-4's rank of the token the merge made.
+    """
+    from models.bpe_cl100k import encode_chunk, load_cl100k
     from models.bpe_trace import FIRST_ID, merge_lowest_rank
-    ranks, vocab, history = trace.ranks, trace.vocab, [list(word)]
+    from viz.bpe import replay_label
+    ranks, vocab, ours = trace.ranks, trace.vocab, [list(word)]
 
     def lookup(left: int, right: int):
         rank = ranks.get((left, right))
         return None if rank is None or rank >= k else (rank, FIRST_ID + rank)
 
-    merge_lowest_rank(list(word), lookup, history)
-    return [[vocab[i] for i in ids] for ids in history]
+    merge_lowest_rank(list(word), lookup, ours)
+    gpt4 = [[bytes([b]) for b in word]]
+    encode_chunk(word, gpt4)
+    cl_ranks = load_cl100k().ranks
+
+    def made(before, after, number_of):
+        token = next((x for x, y in zip(after, before) if x != y), after[-1])
+        return number_of(token)
+
+    ours_rows = [([vocab[i] for i in ids], replay_label("ours", None if not n else
+                  made(ours[n - 1], ids, lambda t: t - FIRST_ID + 1), lang)) for n, ids in enumerate(ours)]
+    gpt4_rows = [(parts, replay_label("cl100k", None if not n else made(gpt4[n - 1], parts, cl_ranks.get), lang))
+                 for n, parts in enumerate(gpt4)]
+    return ours_rows, gpt4_rows
 
 
 def _compare_views(session: dict, text: str, word: str, k: int, lang: str) -> tuple:
     """GPT-4's side: the verified file, token counts side by side, GPT-4's tokens, a word's replay."""
-    from models.bpe_cl100k import CL100K_RANKS, encode_chunk, encode_cl100k, load_cl100k
+    from models.bpe_cl100k import CL100K_RANKS, encode_cl100k, load_cl100k
     from viz.bpe import compare_figure, compare_markdown, replay_html, sha_line, tokens_html
     trace = session["trace"]
     m, cl = len(trace.merges), load_cl100k()
@@ -221,11 +239,7 @@ def _compare_views(session: dict, text: str, word: str, k: int, lang: str) -> tu
     gpt4_tokens = tokens_html(list(zip(theirs.ids[:BPE_SHOW_TOKENS], theirs.tokens)), len(theirs.ids), lang)
     raw = word.encode("utf-8")
     cut = raw[:REPLAY_MAX_BYTES].decode("utf-8", errors="ignore").encode("utf-8")   # whole characters
-    ours, gpt4 = [], []
-    if cut:
-        ours = _replay_ours(trace, cut, k)
-        gpt4 = [[bytes([b]) for b in cut]]
-        encode_chunk(cut, gpt4)
+    ours, gpt4 = _replay(cut, trace, k, lang) if cut else ([], [])
     replay = replay_html(cut.decode("utf-8"), ours, gpt4, REPLAY_MAX_BYTES if len(cut) < len(raw) else None, lang)
     return compare_markdown(head, k, rows, lang), compare_figure(k, m, rows, lang), gpt4_tokens, replay
 
@@ -278,7 +292,8 @@ def tick(state, k, text, word, request: gr.Request = None):
         return (gr.skip(),) * (len(VIEW) + 1) + (gr.Timer(active=False),)
     m = len(session["trace"].merges)
     k = min(as_int("step", k, low=0, high=BPE_MAX_MERGES) + max(1, -(-m // PLAY_FRAMES)), m)
-    return (k, *_views(state, k, text, word, lang_of(request)), gr.Timer(active=k < m))
+    # Only the last frame touches the timer: a tick that returned "active" could undo a pause.
+    return (k, *_views(state, k, text, word, lang_of(request)), gr.skip() if k < m else gr.Timer(active=False))
 
 
 def play(state, k):
@@ -429,7 +444,7 @@ def build() -> dict:
             text = gr.Textbox(lines=8, max_lines=14, max_length=BPE_MAX_CORPUS_BYTES, label=t("bpe_text"),
                               elem_id="bpe_text")
             upload = gr.File(label=t("bpe_upload"), file_types=["text", ".txt", ".md", ".py", ".csv", ".json"],
-                             type="filepath", height=90, elem_id="bpe_upload")
+                             type="filepath", height=130, elem_id="bpe_upload")
             merges = gr.Slider(1, BPE_MAX_MERGES, value=DEFAULT_MERGES, step=1, label=t("bpe_merges"),
                                elem_id="bpe_merges")
             split = gr.Radio([(t(f"bpe_split_{s}"), s) for s in SPLITS], value=DEFAULT_SPLIT,
@@ -496,7 +511,7 @@ def build() -> dict:
     pause.click(lambda: gr.Timer(active=False), None, timer, api_visibility="private", show_progress="hidden")
     timer.tick(tick, step_inputs, [step, *views, timer], api_visibility="private", show_progress="hidden")
 
-    gr.on([your_text.input], encode_text, [state, your_text, step], [encoded, encode_summary, chars],
+    gr.on([your_text.input, your_text.submit, your_text.blur], encode_text, [state, your_text, step], [encoded, encode_summary, chars],
           api_name="bpe_encode", show_progress="hidden", trigger_mode="always_last").then(
         compare, [state, your_text, word, step], [state, compare_md, compare_plot, cl100k_tokens, replay],
         api_visibility="private", show_progress="hidden")

@@ -38,7 +38,7 @@ from models.limits import BPE_TOP_PAIRS
 
 SHIFT = 16                 # pair (a, b) -> a << 16 | b: token ids stay below 65,536
 LOW = (1 << SHIFT) - 1
-VECTOR_MIN = 96            # a merge with at least this many candidate positions goes through NumPy
+VECTOR_MIN = 256           # a merge with at least this many candidate positions goes through NumPy
 
 
 @contextmanager
@@ -146,8 +146,8 @@ class BPETrainer:
         codes, pos = codes[order], pos[order]
         first = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])                  # (pairs,)
         sums = np.add.reduceat(weight[pos], first)                                    # (pairs,)
-        pairs = codes[first].tolist()
-        where.update(zip(pairs, (group.tolist() for group in np.split(pos, first[1:]))))
+        pairs, bounds, positions = codes[first].tolist(), [*first.tolist(), len(pos)], pos.tolist()
+        where.update((pair, positions[bounds[g]:bounds[g + 1]]) for g, pair in enumerate(pairs))
         return dict(zip(pairs, sums.tolist())), where
 
     # ----------------------------------------------------------------- the heap
@@ -172,16 +172,18 @@ class BPETrainer:
 
     def _top(self) -> list[tuple[int, int, int]]:
         """The best ``top_k`` heap entries with their current keys, in tie-rule order."""
-        heap, counts, found, seen = self.heap, self.counts, [], set()
+        heap, counts, found, seen, first = self.heap, self.counts, [], set(), self.tie == "first"
         while heap and len(found) < self.top_k:
             entry = heapq.heappop(heap)
             code = entry[2]
             count = counts.get(code, 0)
             if count == 0 or code in seen:
                 continue                                        # merged away, or a duplicate
-            fresh = self._key(code, count)
+            # Stale (the count fell, or the first occurrence moved): back in at its true place.
+            # Under "lowest" the tie key never changes, so comparing counts is enough.
+            fresh = self._key(code, count) if first else (-count, entry[1], code)
             if fresh != entry:
-                heapq.heappush(heap, fresh)                     # stale: back in at its true place
+                heapq.heappush(heap, fresh)
                 continue
             found.append(entry)
             seen.add(code)
@@ -327,8 +329,9 @@ class BPETrainer:
         tok = self._np["tok"]
         alive = tok >= 0                                                              # (N,)
         ends = np.r_[self.starts[1:], len(tok)]                                       # (chunks,)
-        kept = np.cumsum(alive)[ends - 1]                       # tokens alive up to each chunk's end
-        final = [tuple(part.tolist()) for part in np.split(tok[alive], kept[:-1])]
+        bounds = [0, *np.cumsum(alive)[ends - 1].tolist()]      # tokens alive up to each chunk's end
+        tokens = tok[alive].tolist()
+        final = [tuple(tokens[bounds[u]:bounds[u + 1]]) for u in range(len(bounds) - 1)]
         stop = self.stop_reason if len(self.merges) < requested else None
         return BPETrace(self.text, self.split, self.tie, requested, list(self.merges), list(self.steps),
                         list(self.tokens), final, self.order, stop, timing)

@@ -43,9 +43,15 @@ INSTANT = {
     "/masks": lambda rng: ["the cat sat on the mat\nhi there", True, rng.choice(["left", "right"]),
                            rng.random() < 0.5, False, 2, False, 2, False, "allow",
                            rng.randint(1, 8), rng.randint(0, 100), 1, 1],
+    # Raw HTTP calls carry no session, so the tokenizer's stepping endpoints answer "train first";
+    # a real step (a trained 100 KB corpus) is timed by bench/bench_bpe.py.
+    "/bpe_step": lambda rng: [rng.randint(0, 50), "the cat 露营 🙂", " that"],
+    "/bpe_encode": lambda rng: ["the cat 露营 🙂", rng.randint(0, 50)],
 }
 # Long work started once in the background for the whole run: endpoint -> arguments.
-HEAVY: dict[str, list] = {}
+HEAVY: dict[str, list] = {
+    "/bpe_train": ["en", "", 5000, "none", "first", "the cat 露营", " that", 1],   # ~1-2 s of training
+}
 
 
 def p95(xs: list[float]) -> float:

@@ -38,6 +38,7 @@ TEXT = {
                      "this merge made; <span class='bpe-byte'>\\xe9</span>: a byte of a character cut in two.",
         "empty": "(no text)",
         "bytes": "bytes",
+        "part_of": "bytes of {chars}",
         "step0": "### Step 0: raw bytes\nThe text is **{tokens:,} tokens**, one per UTF-8 byte "
                  "(vocabulary: the 256 byte values). Press ▶ or move the slider to see the merges.",
         "merge": "### Merge {k:,} of {m:,}\n{left} + {right} → **token {new}** {text}\n\n"
@@ -60,7 +61,7 @@ TEXT = {
         "now": "step {k:,}",
         "cl100k_line": "GPT-4 cl100k: {bpt:.2f}",
         "stopped": "⚠️ Training stopped after {got:,} of {asked:,} merges: {reason}.",
-        "trained": "Trained **{got:,} merges** on {bytes:,} bytes ({split}, tie rule: {rule}) in {ms:,.0f} ms.",
+        "trained": "Trained **{got:,} merges** on {bytes:,} bytes ({split}, tie rule: {rule}) in {ms:,.1f} ms.",
         "nul": " The text holds {n:,} NUL character(s), drawn as ␀: byte-level BPE treats byte 0 like any other.",
         "encode_summary": "**{tokens:,} tokens** for {chars:,} characters = {bytes:,} bytes "
                           "({bpt:.2f} bytes per token) with the first {k:,} merges. Ids: `{ids}`",
@@ -79,6 +80,7 @@ TEXT = {
         "replay_title": "{word}, merge by merge (lowest rank first)",
         "replay_ours": "yours ({n} merges)", "replay_cl100k": "GPT-4 ({n} merges)",
         "replay_empty": "Type a word to replay.",
+        "replay_start": "UTF-8 bytes", "replay_ours_row": "merge {n:,}", "replay_cl100k_row": "rank {n:,}",
         "h_merge": "merge", "h_id": "id", "h_token": "token", "h_left": "left", "h_right": "right",
         "h_count": "count", "h_tied": "pairs tied",
         "replay_long": "(only the first {n} bytes are replayed)",
@@ -91,6 +93,7 @@ TEXT = {
                      "<span class='bpe-byte'>\\xe9</span>：被切开的字符的一个字节。",
         "empty": "（没有文本）",
         "bytes": "字节",
+        "part_of": "属于 {chars} 的字节",
         "step0": "### 第 0 步：原始字节\n文本共 **{tokens:,} 个词元**，每个 UTF-8 字节一个"
                  "（词表：256 个字节值）。按 ▶ 或拖动滑块查看每次合并。",
         "merge": "### 第 {k:,} 次合并（共 {m:,} 次）\n{left} + {right} → **词元 {new}** {text}\n\n"
@@ -113,7 +116,7 @@ TEXT = {
         "now": "第 {k:,} 步",
         "cl100k_line": "GPT-4 cl100k：{bpt:.2f}",
         "stopped": "⚠️ 训练在 {got:,} 次合并后停止（要求 {asked:,} 次）：{reason}。",
-        "trained": "在 {bytes:,} 字节上训练了 **{got:,} 次合并**（{split}，并列规则：{rule}），用时 {ms:,.0f} 毫秒。",
+        "trained": "在 {bytes:,} 字节上训练了 **{got:,} 次合并**（{split}，并列规则：{rule}），用时 {ms:,.1f} 毫秒。",
         "nul": " 文本中有 {n:,} 个 NUL 字符，显示为 ␀：字节级 BPE 把字节 0 当作普通字节处理。",
         "encode_summary": "用前 {k:,} 次合并：{chars:,} 个字符 = {bytes:,} 字节 → **{tokens:,} 个词元**"
                           "（每个词元 {bpt:.2f} 字节）。id：`{ids}`",
@@ -132,6 +135,7 @@ TEXT = {
         "replay_title": "{word} 的逐次合并（排名最低者先合并）",
         "replay_ours": "你的（{n} 次合并）", "replay_cl100k": "GPT-4（{n} 次合并）",
         "replay_empty": "输入一个词来重放。",
+        "replay_start": "UTF-8 字节", "replay_ours_row": "第 {n:,} 次合并", "replay_cl100k_row": "排名 {n:,}",
         "h_merge": "合并", "h_id": "id", "h_token": "词元", "h_left": "左", "h_right": "右",
         "h_count": "次数", "h_tied": "并列的字节对数",
         "replay_long": "（只重放前 {n} 个字节）",
@@ -178,13 +182,42 @@ def token_label(token: bytes) -> str:
     return f"'{text}'"
 
 
+def char_of_byte(data: bytes) -> list[str | None]:
+    """For every byte of ``data``, the UTF-8 character it belongs to (``None`` for a broken sequence).
+
+    >>> char_of_byte("a露".encode())
+    ['a', '露', '露', '露']
+    """
+    out: list[str | None] = []
+    i = 0
+    while i < len(data):
+        lead = data[i]
+        size = 1 if lead < 0x80 else 2 if lead >> 5 == 0b110 else 3 if lead >> 4 == 0b1110 else 4 if lead >> 3 == 0b11110 else 1
+        try:
+            char = data[i:i + size].decode("utf-8")
+        except UnicodeDecodeError:
+            char, size = None, 1
+        out += [char] * size
+        i += size
+    return out[:len(data)]
+
+
 def tokens_html(tokens: list[tuple[int, bytes]], total: int, lang: str = "en", *,
                 highlight: int | None = None) -> str:
-    """The tokens as coloured spans (title = id and bytes), and a note on how many are drawn."""
-    spans = []
+    """The tokens as coloured spans (title = id, bytes, and the character a cut token belongs to),
+    and a note on how many are drawn."""
+    spans, chars, at = [], None, 0
     for i, (tid, token) in enumerate(tokens):
         cls = " class='bpe-new'" if tid == highlight else ""
         title = f"id {tid} · {len(token)} {tr(TEXT, 'bytes', lang)} · {token.hex(' ')}"
+        try:
+            token.decode("utf-8")
+        except UnicodeDecodeError:                         # a piece of a character: say which
+            chars = chars or char_of_byte(b"".join(token for _, token in tokens))
+            cut = dict.fromkeys(c for c in chars[at:at + len(token)] if c and len(c.encode("utf-8")) > 1)
+            if cut:
+                title += " · " + tr(TEXT, "part_of", lang).format(chars=" ".join(html.escape(c) for c in cut))
+        at += len(token)
         spans.append(f"<span{cls} style='background:{TOKEN_COLORS[i % len(TOKEN_COLORS)]}' "
                      f"title='{title}'>{token_html(token)}</span>")
     note = (tr(TEXT, "shown", lang).format(shown=len(tokens), total=total) if len(tokens) < total
@@ -332,18 +365,24 @@ def sha_line(path: str, sha: str, ranks: int, ms: float, lang: str = "en") -> st
     return tr(TEXT, "sha_ok", lang).format(path=path, sha=sha, ranks=ranks, ms=ms)
 
 
-def replay_html(word: str, ours: list[list[bytes]], cl100k: list[list[bytes]], truncated: int | None,
-                lang: str = "en") -> str:
-    """Two columns of rows: the word's parts after each merge, ours and GPT-4's."""
+def replay_html(word: str, ours: list[tuple[list[bytes], str]], cl100k: list[tuple[list[bytes], str]],
+                truncated: int | None, lang: str = "en") -> str:
+    """Two columns: the word's parts after each merge, ours and GPT-4's; each row = (parts, label of the
+    merge that made it); the part a row's merge made is underlined."""
     if not word:
         return f"<div class='bpe-note'>{html.escape(tr(TEXT, 'replay_empty', lang))}</div>"
 
-    def column(title: str, history: list[list[bytes]]) -> str:
-        rows = []
-        for parts in history:
-            spans = "".join(f"<span style='background:{TOKEN_COLORS[i % len(TOKEN_COLORS)]}'>{token_html(p)}</span>"
+    def column(title: str, history: list[tuple[list[bytes], str]]) -> str:
+        rows, before = [], None
+        for parts, label in history:
+            made = next((i for i, (x, y) in enumerate(zip(parts, before)) if x != y), len(parts) - 1) \
+                if before is not None else -1
+            new = " class='bpe-new'"
+            spans = "".join(f"<span{new if i == made else ''} "
+                            f"style='background:{TOKEN_COLORS[i % len(TOKEN_COLORS)]}'>{token_html(p)}</span>"
                             for i, p in enumerate(parts))
-            rows.append(f"<div>{spans}</div>")
+            rows.append(f"<div>{spans} <span class='bpe-note'>{html.escape(label)}</span></div>")
+            before = parts
         return (f"<div style='flex:1;min-width:220px'><div class='bpe-note'><b>{html.escape(title)}</b></div>"
                 f"<div class='bpe-tokens' style='max-height:300px'>{''.join(rows)}</div></div>")
 
@@ -353,6 +392,11 @@ def replay_html(word: str, ours: list[list[bytes]], cl100k: list[list[bytes]], t
             f"<div style='display:flex;gap:12px;flex-wrap:wrap'>"
             f"{column(tr(TEXT, 'replay_ours', lang).format(n=len(ours) - 1), ours)}"
             f"{column(tr(TEXT, 'replay_cl100k', lang).format(n=len(cl100k) - 1), cl100k)}</div>")
+
+
+def replay_label(kind: str, number: int | None, lang: str = "en") -> str:
+    """The label of a replay row: the bytes, our merge number, or GPT-4's rank."""
+    return tr(TEXT, "replay_start" if number is None else f"replay_{kind}_row", lang).format(n=number)
 
 
 def merges_table(rows: list[tuple[int, bytes, bytes, int, int, int, int]], lang: str = "en"
