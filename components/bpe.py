@@ -177,51 +177,16 @@ def _encode_views(trace, text: str, k: int, lang: str) -> tuple:
     from viz.bpe import char_table, encode_summary, tokens_html
     vocab = trace.vocab
     ids = trace.encode(text, k)
-    spans, start = [], 0                                     # byte span of every token
-    for i in ids:
-        spans.append((start, start + len(vocab[i]), vocab[i]))
-        start += len(vocab[i])
-    first_byte, at = {}, 0                                   # where each character first occurs
-    for char in text:
-        first_byte.setdefault(char, at)
-        at += len(char.encode("utf-8"))
-    rows = []
-    for char, raw, joined in trace.char_merges(text):
-        s = first_byte[char]
-        rows.append((char, raw, joined, [tok for a, b, tok in spans if a < s + len(raw) and b > s]))
     return (tokens_html([(i, vocab[i]) for i in ids[:BPE_SHOW_TOKENS]], len(ids), lang),
-            encode_summary(ids, text, k, lang), char_table(rows, k, len(trace.merges), lang))
+            encode_summary(ids, text, k, lang), char_table(trace.char_merges(text, k), k, len(trace.merges), lang))
 
 
 def _replay(word: bytes, trace, k: int, lang: str) -> tuple[list, list]:
-    """One word merge by merge, lowest rank first: through our first ``k`` merges and through GPT-4's.
-
-    Each row is (parts, label): the bytes first, then one row per merge, labelled with our merge
-    number or GPT-4's rank of the token the merge made.
-    """
-    from models.bpe_cl100k import encode_chunk, load_cl100k
-    from models.bpe_trace import FIRST_ID, merge_lowest_rank
+    """One word merge by merge through our first ``k`` merges and through GPT-4's, rows labelled."""
+    from models.bpe_cl100k import replay_cl100k
     from viz.bpe import replay_label
-    ranks, vocab, ours = trace.ranks, trace.vocab, [list(word)]
-
-    def lookup(left: int, right: int):
-        rank = ranks.get((left, right))
-        return None if rank is None or rank >= k else (rank, FIRST_ID + rank)
-
-    merge_lowest_rank(list(word), lookup, ours)
-    gpt4 = [[bytes([b]) for b in word]]
-    encode_chunk(word, gpt4)
-    cl_ranks = load_cl100k().ranks
-
-    def made(before, after, number_of):
-        token = next((x for x, y in zip(after, before) if x != y), after[-1])
-        return number_of(token)
-
-    ours_rows = [([vocab[i] for i in ids], replay_label("ours", None if not n else
-                  made(ours[n - 1], ids, lambda t: t - FIRST_ID + 1), lang)) for n, ids in enumerate(ours)]
-    gpt4_rows = [(parts, replay_label("cl100k", None if not n else made(gpt4[n - 1], parts, cl_ranks.get), lang))
-                 for n, parts in enumerate(gpt4)]
-    return ours_rows, gpt4_rows
+    return ([(parts, replay_label("ours", n, lang)) for n, parts in trace.replay(word, k)],
+            [(parts, replay_label("cl100k", rank, lang)) for rank, parts in replay_cl100k(word)])
 
 
 def _compare_views(session: dict, text: str, word: str, k: int, lang: str) -> tuple:
@@ -377,17 +342,14 @@ def _training(corpus, text, merges, split, tie, your_text, word, k, lang: str):
     """
     from models.bpe import BPETrainer
     from models.bpe_cl100k import encode_cl100k
-    from models.bpe_trace import check_corpus, load_corpus
+    from models.bpe_trace import BPEConfig, check_corpus, load_corpus
     from models.device import Timing
     from viz.bpe import training_summary
 
     strings = STRINGS["zh-CN" if lang == "zh-CN" else "en"]
     if corpus not in (*CORPORA, "custom"):
         raise ValueError(f"corpus {corpus!r} must be one of {', '.join((*CORPORA, 'custom'))}")
-    if split not in SPLITS or tie not in TIES:
-        raise ValueError(f"split must be one of {', '.join(SPLITS)} and tie one of {', '.join(TIES)}; "
-                         f"got {split!r} and {tie!r}")
-    n = as_int("number of merges", merges, low=1, high=BPE_MAX_MERGES)
+    config = BPEConfig(as_int("number of merges", merges, low=1, high=BPE_MAX_MERGES), split, tie)
     k = as_int("step", k, low=0, high=BPE_MAX_MERGES)
     your_text, word = _check_text(your_text), _check_text(word, "the word to replay")
     if corpus != "custom":
@@ -397,7 +359,8 @@ def _training(corpus, text, merges, split, tie, your_text, word, k, lang: str):
     check_corpus(text)
     skip = (gr.skip(),) * (4 + len(VIEW))
     start = time.perf_counter()
-    trainer = BPETrainer(text, split=split, tie=tie)
+    trainer = BPETrainer(text, split=config.split, tie=config.tie)
+    n = config.num_merges
     while not trainer.train(n, seconds=0.25):
         yield (gr.skip(), strings["bpe_progress"].format(done=len(trainer.merges), total=n), *skip)
     trace = trainer.trace(n, Timing("cpu", (time.perf_counter() - start) * 1e3))

@@ -26,15 +26,14 @@ from __future__ import annotations
 
 import torch
 
-from models.bpe_trace import (FIRST_ID, GPT2_PATTERN, GPT4_PATTERN, PATTERNS, SPLITS, TIES, BPETrace,
-                              Merge, Split, Step, Tie, check_corpus, check_merges, merge_lowest_rank,
-                              split_text, utf8)
+from models.bpe_trace import (FIRST_ID, GPT2_PATTERN, GPT4_PATTERN, PATTERNS, SPLITS, TIES, BPEConfig,
+                              BPETrace, Merge, Split, Step, Tie, check_corpus, merge_lowest_rank, split_text,
+                              utf8)
 from models.bpe_trainer import BPETrainer
 from models.device import timed
 
-__all__ = ["FIRST_ID", "GPT2_PATTERN", "GPT4_PATTERN", "PATTERNS", "SPLITS", "TIES", "BPETrace", "BPETrainer",
-           "Merge", "Step", "check_corpus", "check_merges", "merge_lowest_rank", "split_text", "train_bpe",
-           "utf8"]
+__all__ = ["FIRST_ID", "GPT2_PATTERN", "GPT4_PATTERN", "PATTERNS", "SPLITS", "TIES", "BPEConfig", "BPETrace",
+           "BPETrainer", "Merge", "Step", "check_corpus", "merge_lowest_rank", "split_text", "train_bpe", "utf8"]
 
 
 def train_bpe(text: str, num_merges: int, *, split: Split = "none", tie: Tie = "first") -> BPETrace:
@@ -49,10 +48,8 @@ def train_bpe(text: str, num_merges: int, *, split: Split = "none", tie: Tie = "
     >>> trace.steps[1].tied, train_bpe("aaabdaaabac", 3, tie="lowest").merges[1]
     (2, Merge(pair=(97, 98), new_id=257, count=2))
     """
-    check_merges(num_merges)
-    if split not in SPLITS:
-        raise ValueError(f"split = {split!r} must be one of {', '.join(SPLITS)}")
+    config = BPEConfig(num_merges, split, tie)
     with timed(torch.device("cpu")) as watch:
-        trainer = BPETrainer(text, split=split, tie=tie)
-        trainer.train(num_merges)
-    return trainer.trace(num_merges, watch.timing)
+        trainer = BPETrainer(text, split=config.split, tie=config.tie)
+        trainer.train(config.num_merges)
+    return trainer.trace(config.num_merges, watch.timing)

@@ -86,14 +86,25 @@ def _lookup(ranks: Mapping[bytes, int]):
     return lookup
 
 
-def encode_chunk(chunk: bytes, history: list[list[bytes]] | None = None) -> list[bytes]:
-    """One chunk's tokens (as bytes), lowest-rank merge first; ``history`` gets the parts after each merge.
+def encode_chunk(chunk: bytes, history: list[tuple[int, list[bytes]]] | None = None) -> list[bytes]:
+    """One chunk's tokens (as bytes), lowest-rank merge first; ``history`` gets ``(rank, parts)`` per merge.
 
     >>> encode_chunk(" tokenization".encode())
     [b' token', b'ization']
     """
     parts = [bytes([b]) for b in chunk]
     return merge_lowest_rank(parts, _lookup(load_cl100k().ranks), history)
+
+
+def replay_cl100k(word: bytes) -> list[tuple[int | None, list[bytes]]]:
+    """``word`` through GPT-4's merges: ``(rank of the token made, parts)`` per row, the bytes first.
+
+    >>> [rank for rank, _ in replay_cl100k(b"hello")]
+    [None, 301, 385, 4896, 15339]
+    """
+    history: list[tuple[int, list[bytes]]] = []
+    encode_chunk(word, history)
+    return [(None, [bytes([b]) for b in word]), *history]
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ nothing is retrained to step back.
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import heapq
 from dataclasses import dataclass
@@ -97,10 +98,28 @@ def check_corpus(text: str) -> bytes:
     return data
 
 
-def check_merges(num_merges: int) -> int:
-    if isinstance(num_merges, bool) or not isinstance(num_merges, int) or not 1 <= num_merges <= BPE_MAX_MERGES:
-        raise ValueError(f"num_merges = {num_merges!r} must be a whole number from 1 to {BPE_MAX_MERGES:,}")
-    return num_merges
+@dataclass(frozen=True)
+class BPEConfig:
+    """What to train: how many merges, what a pair may span, how ties are broken. Validates itself.
+
+    >>> BPEConfig(0)
+    Traceback (most recent call last):
+    ...
+    ValueError: num_merges = 0 must be a whole number from 1 to 5,000
+    """
+
+    num_merges: int
+    split: Split = "none"          # "none": raw bytes; "gpt2"/"gpt4": pairs stay inside regex chunks
+    tie: Tie = "first"             # "first": first occurrence in the text; "lowest": lowest (left, right)
+
+    def __post_init__(self):
+        n = self.num_merges
+        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= BPE_MAX_MERGES:
+            raise ValueError(f"num_merges = {n!r} must be a whole number from 1 to {BPE_MAX_MERGES:,}")
+        if self.split not in SPLITS:
+            raise ValueError(f"split = {self.split!r} must be one of {', '.join(SPLITS)}")
+        if self.tie not in TIES:
+            raise ValueError(f"tie = {self.tie!r} must be one of {', '.join(TIES)}")
 
 
 @dataclass(frozen=True)
@@ -248,24 +267,49 @@ class BPETrace:
             out += done[chunk]
         return out
 
-    def char_merges(self, text: str, limit: int = 24) -> list[tuple[str, bytes, int | None]]:
-        """The first ``limit`` distinct multi-byte characters of ``text``, each with the merge after
-        which its UTF-8 bytes lie inside one token (``None``: never, with these merges).
+    def replay(self, word: bytes, steps: int | None = None) -> list[tuple[int | None, list[bytes]]]:
+        """``word`` merge by merge with the first ``steps`` merges: ``(merge number, parts)`` per row,
+        the bytes first (merge number ``None``).
+
+        >>> from models.bpe import train_bpe
+        >>> train_bpe("aaabdaaabac", 3).replay(b"aaab")
+        [(None, [b'a', b'a', b'a', b'b']), (1, [b'aa', b'a', b'b']), (2, [b'aaa', b'b']), (3, [b'aaab'])]
+        """
+        steps = len(self.merges) if steps is None else self.check_step(steps)
+        ranks, vocab, history = self.ranks, self.vocab, []
+
+        def lookup(left: int, right: int):
+            rank = ranks.get((left, right))
+            return None if rank is None or rank >= steps else (rank, FIRST_ID + rank)
+
+        merge_lowest_rank(list(word), lookup, history)
+        return [(None, [bytes([b]) for b in word])] + [(rank + 1, [vocab[t] for t in ids]) for rank, ids in history]
+
+    def char_merges(self, text: str, steps: int | None = None, limit: int = 24
+                    ) -> list[tuple[str, bytes, int | None, list[bytes]]]:
+        """The first ``limit`` distinct multi-byte characters of ``text``: each with its UTF-8 bytes,
+        the merge after which they lie inside one token (``None``: never, with these merges), and
+        the tokens that hold them after ``steps`` merges (all by default).
 
         That merge is the smallest node of the merge tree that covers the character's bytes: the
         token it makes is the first one that holds the whole character.
 
         >>> from models.bpe import train_bpe
-        >>> train_bpe("露营 露营 露营", 3).char_merges("露营")
-        [('露', b'\\xe9\\x9c\\xb2', 2), ('营', b'\\xe8\\x90\\xa5', None)]
+        >>> train_bpe("露营 露营 露营", 3).char_merges("露营", steps=1)
+        [('露', b'\\xe9\\x9c\\xb2', 2, [b'\\xe9\\x9c', b'\\xb2']), ('营', b'\\xe8\\x90\\xa5', None, [b'\\xe8', b'\\x90', b'\\xa5'])]
         """
+        now = self.encode(text, steps)
+        now_ends, end = [], 0
+        for t in now:
+            end += len(self.vocab[t])
+            now_ends.append(end)
         ids = self.encode(text)
         vocab, merges = self.vocab, self.merges
         ends, end = [], 0
         for t in ids:
             end += len(vocab[t])
             ends.append(end)
-        found: dict[str, tuple[str, bytes, int | None]] = {}
+        found: dict[str, tuple[str, bytes, int | None, list[bytes]]] = {}
         offset, k = 0, 0                                       # byte offset of the character, its token
         for char in text:
             raw = char.encode("utf-8")
@@ -275,9 +319,11 @@ class BPETrace:
                 k += 1
             if len(raw) < 2 or char in found:
                 continue
+            first = bisect.bisect_right(now_ends, start)        # the tokens holding it after ``steps``
+            holding = [vocab[t] for t in now[first:bisect.bisect_left(now_ends, stop) + 1]]
             node, left_edge = ids[k], ends[k] - len(vocab[ids[k]])
             if stop > ends[k]:
-                found[char] = (char, raw, None)                 # the character spans two final tokens
+                found[char] = (char, raw, None, holding)        # the character spans two final tokens
             else:
                 while node >= FIRST_ID:                         # descend while one child covers it all
                     left, right = merges[node - FIRST_ID].pair
@@ -288,7 +334,7 @@ class BPETrace:
                         node, left_edge = right, middle
                     else:
                         break
-                found[char] = (char, raw, node - FIRST_ID + 1)
+                found[char] = (char, raw, node - FIRST_ID + 1, holding)
             if len(found) >= limit:
                 break
         return list(found.values())
@@ -331,12 +377,12 @@ class BPETrace:
 
 
 def merge_lowest_rank(parts: list, lookup: Callable[[object, object], tuple[int, object] | None],
-                      history: list[list] | None = None) -> list:
+                      history: list[tuple[int, list]] | None = None) -> list:
     """Apply merges to ``parts``: always the lowest-rank adjacent pair, leftmost first, until none is left.
 
     ``lookup(left, right)`` returns ``(rank, merged)`` or ``None``. This is tiktoken's
     ``byte_pair_merge`` (and ``_educational.bpe_encode``), with a heap instead of a rescan per merge.
-    When ``history`` is a list, the parts after each merge are appended to it.
+    When ``history`` is a list, ``(rank, parts)`` is appended to it after each merge.
 
     >>> ranks = {(1, 2): (0, 9), (9, 3): (1, 7)}
     >>> merge_lowest_rank([1, 2, 3, 1, 2], lambda a, b: ranks.get((a, b)))
@@ -355,7 +401,7 @@ def merge_lowest_rank(parts: list, lookup: Callable[[object, object], tuple[int,
             heap.append((found[0], i, found[1], parts[i], parts[i + 1]))
     heapq.heapify(heap)
     while heap:
-        _, i, merged, left, right = heapq.heappop(heap)
+        rank, i, merged, left, right = heapq.heappop(heap)
         j = nxt[i]
         if j < 0 or parts[i] != left or parts[j] != right:
             continue                                            # this pair was changed by an earlier merge
@@ -373,7 +419,7 @@ def merge_lowest_rank(parts: list, lookup: Callable[[object, object], tuple[int,
             if found is not None:
                 heapq.heappush(heap, (found[0], p, found[1], parts[p], merged))
         if history is not None:
-            history.append(_walk(parts, nxt))
+            history.append((rank, _walk(parts, nxt)))
     return _walk(parts, nxt)
 
 

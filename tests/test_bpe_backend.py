@@ -207,19 +207,32 @@ def test_decode_rejects_unknown_ids_and_replaces_broken_utf8():
 def test_char_merges_by_brute_force():
     text = load_corpus("zh")[:3000]
     trace = train_bpe(text, 300, split="gpt4")
-    rows = trace.char_merges("天气晴朗，适合露营。🙂")
-    assert [r[0] for r in rows] == list("天气晴朗，适合露营。🙂")
-    for char, raw, joined in rows:
-        covered = [k for k in range(len(trace.merges) + 1) if len(trace.encode(char, k)) == 1]
-        assert joined == (covered[0] if covered else None), char
+    sample = "天气晴朗，适合露营。🙂"
+    rows = trace.char_merges(sample, steps=40)
+    assert [r[0] for r in rows] == list(sample)
+    tokens_40 = [trace.vocab[t] for t in trace.encode(sample, 40)]
+    for char, raw, joined, now in rows:
+        merges_joining = [k for k in range(len(trace.merges) + 1)
+                          if any(raw in token for token in (trace.vocab[t] for t in trace.encode(sample, k)))]
+        assert joined == (merges_joining[0] if merges_joining else None), char
+        start = len(sample[:sample.index(char)].encode())          # the tokens overlapping it at step 40
+        spans = [(sum(map(len, tokens_40[:i])), token) for i, token in enumerate(tokens_40)]
+        assert now == [tok for at, tok in spans if at < start + len(raw) and at + len(tok) > start]
     assert trace.char_merges("plain ascii") == []
+
+
+def test_replay_of_a_word_follows_the_merges():
+    trace = train_bpe("aaabdaaabac", 3)
+    rows = trace.replay(b"xaaab")
+    assert rows[0] == (None, [b"x", b"a", b"a", b"a", b"b"]) and rows[-1] == (3, [b"x", b"aaab"])
+    assert trace.replay(b"aaab", 1)[-1] == (1, [b"aa", b"a", b"b"])
 
 
 def test_merge_lowest_rank_is_tiktoken_s_rule():
     ranks = {(1, 1): (0, 10), (10, 1): (1, 11), (2, 3): (2, 12)}
     history: list = []
     assert merge_lowest_rank([1, 1, 1, 2, 3], lambda a, b: ranks.get((a, b)), history) == [11, 12]
-    assert history == [[10, 1, 2, 3], [11, 2, 3], [11, 12]]
+    assert history == [(0, [10, 1, 2, 3]), (1, [11, 2, 3]), (2, [11, 12])]
     assert merge_lowest_rank([], lambda a, b: None) == []
 
 

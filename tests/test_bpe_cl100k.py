@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from models.bpe_cl100k import (CL100K_RANKS, CL100K_SHA256, cl100k_path, encode_chunk, encode_cl100k,
-                               load_cl100k)
+                               load_cl100k, replay_cl100k)
 from models.bpe_trace import CORPORA, load_corpus
 from tests.conftest import ROOT
 
@@ -76,15 +76,15 @@ def test_replay_equals_tiktoken_on_tricky_text(text, tiktoken_cl100k):
     assert b"".join(ours.tokens) == text.encode("utf-8") and ours.n_bytes == len(text.encode("utf-8"))
 
 
-def test_replay_history_merges_the_lowest_rank_pair_each_time():
+def test_replay_merges_the_lowest_rank_pair_each_time():
+    """tiktoken's _educational.bpe_encode, one merge at a time, against our replay's rows."""
     ranks = load_cl100k().ranks
-    history = [[bytes([b]) for b in " tokenization".encode()]]
-    final = encode_chunk(" tokenization".encode(), history)
-    assert history[-1] == final == [b" token", b"ization"]
-    for before, after in zip(history, history[1:]):
-        pairs = [(ranks.get(a + b), i) for i, (a, b) in enumerate(zip(before, before[1:])) if a + b in ranks]
-        rank, i = min(pairs)
-        assert after == before[:i] + [before[i] + before[i + 1]] + before[i + 2:]
+    rows = replay_cl100k(" tokenization".encode())
+    assert rows[-1][1] == encode_chunk(" tokenization".encode()) == [b" token", b"ization"]
+    for (_, before), (rank, after) in zip(rows, rows[1:]):
+        pairs = [(ranks[a + b], i) for i, (a, b) in enumerate(zip(before, before[1:])) if a + b in ranks]
+        best, i = min(pairs)                                        # the lowest rank, leftmost on a tie
+        assert rank == best and after == before[:i] + [before[i] + before[i + 1]] + before[i + 2:]
 
 
 def test_every_cl100k_token_is_reachable_by_its_own_merges():
