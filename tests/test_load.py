@@ -43,10 +43,14 @@ INSTANT = {
     "/masks": lambda rng: ["the cat sat on the mat\nhi there", True, rng.choice(["left", "right"]),
                            rng.random() < 0.5, False, 2, False, 2, False, "allow",
                            rng.randint(1, 8), rng.randint(0, 100), 1, 1],
-    # Raw HTTP calls carry no session, so the tokenizer's stepping endpoints answer "train first";
-    # a real step (a trained 100 KB corpus) is timed by bench/bench_bpe.py.
-    "/bpe_step": lambda rng: [rng.randint(0, 50), "the cat 露营 🙂", " that"],
-    "/bpe_encode": lambda rng: ["the cat 露营 🙂", rng.randint(0, 50)],
+    "/bpe_step": lambda rng: [rng.randint(0, 200), "the cat 露营 🙂", " that"],
+    "/bpe_encode": lambda rng: ["the cat sat on the mat, 露营 🙂", rng.randint(0, 200)],
+}
+# Instant endpoints that work on per-learner state (gr.State): the call that makes it, made once in
+# each learner's session (and the idle session) before its first instant call.
+SETUP = {
+    "/bpe_step": ("/bpe_train", ["zh", "", 200, "gpt4", "first", "the cat 露营 🙂", " that", 1]),
+    "/bpe_encode": ("/bpe_train", ["zh", "", 200, "gpt4", "first", "the cat 露营 🙂", " that", 1]),
 }
 # Long work started once in the background for the whole run: endpoint -> arguments.
 HEAVY: dict[str, list] = {
@@ -81,17 +85,25 @@ def app_process():
     proc.wait(timeout=30)
 
 
+def set_up(server_url: str, session: str) -> None:
+    """Make the state that instant endpoints of :data:`SETUP` work on, in ``session``."""
+    for name, args in dict(SETUP.values()).items():
+        event, payload = raw_call(server_url, name.lstrip("/"), args, session=session, final=True)
+        assert event == "complete", f"setup {name}: {event} {payload[:200]}"
+
+
 def test_twenty_learners_at_once(app_process, tmp_path_factory):
     server_url = app_process
     rng = random.Random(0)
     idle = {}
     solo = make_client(server_url)
+    set_up(server_url, "idle")
     for name, args in INSTANT.items():
-        raw_call(server_url, name.lstrip("/"), args(rng))              # warm up
+        raw_call(server_url, name.lstrip("/"), args(rng), session="idle")              # warm up
         times = []
         for _ in range(IDLE_CALLS):
             start = time.perf_counter()
-            assert raw_call(server_url, name.lstrip("/"), args(rng))[0] == "complete"
+            assert raw_call(server_url, name.lstrip("/"), args(rng), session="idle")[0] == "complete"
             times.append(time.perf_counter() - start)
         idle[name] = p95(times)
 
@@ -102,12 +114,14 @@ def test_twenty_learners_at_once(app_process, tmp_path_factory):
 
     def learner(seed: int) -> None:
         local = random.Random(seed)
+        session = f"learner-{seed}"
+        set_up(server_url, session)
         time.sleep(local.uniform(0, 1))                               # they don't all click at once
         deadline = time.perf_counter() + DURATION
         while time.perf_counter() < deadline:
             name = local.choice(list(INSTANT))
             start = time.perf_counter()
-            event, payload = raw_call(server_url, name.lstrip("/"), INSTANT[name](local))
+            event, payload = raw_call(server_url, name.lstrip("/"), INSTANT[name](local), session=session)
             with lock:
                 if event == "complete":
                     latencies[name].append(time.perf_counter() - start)
