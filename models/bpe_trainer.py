@@ -72,7 +72,9 @@ class BPETrainer:
 
     ``tie="first"``: among pairs with the top count, the one whose first occurrence comes first
     in the text (minbpe). ``tie="lowest"``: the lowest ``(left, right)``, byte tokens ranked by
-    ``byte_order`` (default: byte value), merged tokens by id.
+    ``byte_order`` (default: byte value), merged tokens by id. ``top``: how many competing pairs
+    each step records; ``vector_min``: the candidate positions from which a merge goes through
+    NumPy (tests set 1 and 10**9 to check both paths against the naive trainer).
 
     >>> trainer = BPETrainer("aaabdaaabac")
     >>> trainer.step(), trainer.step().pair
