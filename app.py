@@ -9,13 +9,14 @@ import os
 
 import gradio as gr
 
-from components import calculator, common, masks, norms, positions, share
+from components import bpe, calculator, common, masks, norms, positions, share
 from components.i18n import build_i18n, t
 
 # (tab id, label key, module): deleting a tab is deleting its line here and its module.
 TABS = [
     ("masks", "tab_masks", masks),
     ("calculator", "tab_calculator", calculator),
+    ("tokenizer", "tab_tokenizer", bpe),
     ("positions", "tab_positions", positions),
     ("norms", "tab_norms", norms),
 ]

@@ -49,3 +49,11 @@ POS_MAX_BASE = 1e9                  # RoPE / sinusoidal base (Llama 3: 5e5; some
 POS_MAX_FACTOR = 1024.0             # context extension factor (PI scale, NTK alpha, Llama 3.1 factor)
 POS_SLIDER_MAX_POSITION = 4096      # the rotate view's position sliders
 POS_CURVE_POINTS = 1024             # points of a curve over distances (every integer up to half, then log-spaced)
+# Tokenizer (BPE): the corpus in UTF-8 bytes (uploads are capped at 1 MB by the app as well), merges,
+# the text typed to encode, tokens drawn as coloured spans (counts always cover the whole text),
+# and the competing pairs recorded per merge.
+BPE_MAX_CORPUS_BYTES = 1_000_000
+BPE_MAX_MERGES = 5_000
+BPE_MAX_ENCODE_CHARS = 10_000
+BPE_SHOW_TOKENS = 1_500
+BPE_TOP_PAIRS = 10

@@ -50,15 +50,19 @@ def plot_json(value) -> dict:
     return json.loads(value["plot"]) if isinstance(value, dict) and "plot" in value else value
 
 
-def raw_call(url: str, name: str, data: list, timeout: float = 120.0) -> tuple[str, str]:
+def raw_call(url: str, name: str, data: list, timeout: float = 120.0, *, session: str | None = None,
+             final: bool = False) -> tuple[str, str]:
     """Call endpoint ``name`` over Gradio's HTTP API; return ``(event, payload)`` of the first result.
 
     The JSON is written here (NaN and lone surrogates included, which gradio_client refuses to send);
     ``event`` is "complete", "error", "generating" (a stream's first update) or "rejected".
+    ``session`` is a session hash: calls that share one share their ``gr.State``. ``final``: wait for
+    a stream's last result ("complete" or "error") instead of its first update.
     """
     import httpx
 
-    body = json.dumps({"data": data}, allow_nan=True)          # NaN -> NaN, "\ud800" -> "\\ud800"
+    payload = {"data": data, **({"session_hash": session} if session else {})}
+    body = json.dumps(payload, allow_nan=True)                 # NaN -> NaN, "\ud800" -> "\\ud800"
     r = httpx.post(f"{url}gradio_api/call/{name}", content=body,
                    headers={"content-type": "application/json"}, timeout=timeout)
     if r.status_code != 200:
@@ -70,6 +74,8 @@ def raw_call(url: str, name: str, data: list, timeout: float = 120.0) -> tuple[s
             if line.startswith("event: "):
                 event = line[len("event: "):]
             elif line.startswith("data: ") and event in ("complete", "error", "generating"):
+                if event == "generating" and final:
+                    continue
                 return event, line[len("data: "):]
     return event, ""
 

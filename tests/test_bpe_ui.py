@@ -1,0 +1,73 @@
+"""The tokenizer tab in a real browser (Debian Chromium): train, step, play, retrain, type, upload."""
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.e2e
+
+CARD = "#bpe_card"
+
+
+def open_tab(page, server_url, name="Tokenizer (BPE)"):
+    page.goto(server_url)
+    page.get_by_role("tab", name=name).click()
+    expect(page.locator("#bpe_curves .js-plotly-plot")).to_be_visible(timeout=60_000)
+
+
+def chosen_count(page) -> int:
+    return page.locator("#bpe_competitors .js-plotly-plot").evaluate("g => g._fullData[0].x[0]")
+
+
+def test_step_retrain_and_encode(page, server_url, shot):
+    open_tab(page, server_url)
+    card = page.locator(CARD)
+    expect(card).to_contain_text("Merge 1 of 400", timeout=30_000)
+    first = chosen_count(page)
+    page.locator("#bpe_next").click()
+    expect(card).to_contain_text("Merge 2 of 400", timeout=15_000)
+    page.wait_for_function(f"() => document.querySelector('#bpe_competitors .js-plotly-plot')._fullData[0].x[0] != {first}")
+    assert chosen_count(page) <= first                              # counts never grow from merge to merge
+    expect(page.locator("#bpe_segmentation")).to_contain_text("First 1,500 of")
+
+    page.locator("#bpe_split label").filter(has_text="none: raw bytes").click()    # retrain, same step
+    expect(page.locator("#bpe_status")).to_contain_text("(none, tie rule", timeout=60_000)
+    expect(card).to_contain_text("Merge 2 of 400")
+
+    box = page.locator("#bpe_your_text textarea")
+    box.fill("天气晴朗，适合露营。")
+    box.blur()
+    expect(page.locator("#bpe_encode_summary")).to_contain_text("10 characters = 30 bytes", timeout=15_000)
+    expect(page.locator("#bpe_chars")).to_contain_text("U+9732")
+    expect(page.locator(".toast-body")).to_have_count(0)
+    shot(page, "tokenizer-en")
+
+
+def test_play_advances_and_pause_stops(page, server_url):
+    open_tab(page, server_url)
+    expect(page.locator(CARD)).to_contain_text("Merge 1 of 400", timeout=30_000)
+    page.locator("#bpe_play").click()
+    expect(page.locator(CARD)).to_contain_text(re.compile(r"Merge (1[0-9]|[2-9]\d|\d{3}) of 400"), timeout=30_000)
+    page.locator("#bpe_pause").click()
+    page.wait_for_timeout(1500)
+    now = page.locator("#bpe_step input[type=number]").input_value()
+    page.wait_for_timeout(1500)
+    assert page.locator("#bpe_step input[type=number]").input_value() == now
+
+
+def test_chinese_ui_and_a_file_that_is_not_utf8(browser, server_url, shot, tmp_path):
+    context = browser.new_context(locale="zh-CN", viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    page.goto(server_url)
+    page.get_by_role("tab", name="分词器（BPE）").click()
+    expect(page.locator(CARD)).to_contain_text("第 1 次合并", timeout=60_000)
+    page.locator("#bpe_corpus label").filter(has_text="中文散文").click()
+    expect(page.locator("#bpe_status")).to_contain_text("32,387 字节", timeout=60_000)
+    expect(page.locator("#bpe_competitors .gtitle")).to_contain_text("相互竞争的字节对")
+    shot(page, "tokenizer-zh")
+    latin = tmp_path / "latin1.txt"
+    latin.write_bytes("café crème brûlée".encode("latin-1"))
+    page.locator("#bpe_upload input[type=file]").set_input_files(str(latin))
+    expect(page.locator(".toast-body").first).to_contain_text("not UTF-8 text: byte 0xe9 at offset 3",
+                                                              timeout=15_000)
+    context.close()
