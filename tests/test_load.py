@@ -43,9 +43,17 @@ INSTANT = {
     "/masks": lambda rng: ["the cat sat on the mat\nhi there", True, rng.choice(["left", "right"]),
                            rng.random() < 0.5, False, 2, False, 2, False, "allow",
                            rng.randint(1, 8), rng.randint(0, 100), 1, 1],
+    "/moe_route": lambda rng: ["text", "the cat sat on the mat , the dog sat on the log", 64, rng.randint(0, 100),
+                               rng.choice([4, 8, 16]), rng.randint(1, 4), 32, 64, "swiglu", rng.random() < 0.5, 1.0,
+                               rng.randint(0, 2), 1.0, 0.0],
+    "/ffn_activations": lambda rng: [["relu", "gelu", "silu", "swiglu"], -rng.randint(1, 8), rng.randint(1, 8),
+                                     rng.choice(["swiglu", "geglu"])],
+    "/ffn_sizes": lambda rng: [rng.choice([768, 4096, 8192]), rng.choice([64, 256])],
 }
 # Long work started once in the background for the whole run: endpoint -> arguments.
-HEAVY: dict[str, list] = {}
+HEAVY: dict[str, list] = {
+    "/moe_train": [8, 1, 0.05, 0.0, False, 1.25, 600, 0, True],   # the longest run the UI allows
+}
 
 
 def p95(xs: list[float]) -> float:

@@ -14,6 +14,7 @@ ACT_COLORS = {"relu": "#64748b", "gelu": "#4f46e5", "gelu_tanh": "#0ea5e9", "sil
               "geglu": "#8b5cf6", "swiglu": "#ec4899"}
 RUN_STYLE = {"aux": {"color": INDIGO}, "no_aux": {"color": ORANGE, "dash": "dash"}}
 DIVERGING = [[0.0, "#b91c1c"], [0.25, "#f87171"], [0.5, "#f8fafc"], [0.75, "#818cf8"], [1.0, "#3730a3"]]
+RANK_COLORS = ["#f59e0b", "#10b981", "#ec4899", "#0ea5e9", "#a3e635", "#f97316", "#e879f9", "#94a3b8"]
 LOAD_SCALE = [[0.0, "#f8fafc"], [0.25, "#c7d2fe"], [0.5, "#818cf8"], [0.75, "#4338ca"], [1.0, "#1e1b4b"]]
 
 TEXT = {
@@ -27,7 +28,7 @@ TEXT = {
         "sizes_title": "d = {d:,}: dense GELU FFN (h = 4d) vs SwiGLU (h = 8/3·d → {h:,}, a multiple of {m:,})",
         "dense": "dense GELU, h = {h:,}", "exact": "SwiGLU, h = 8/3·d = {h:.1f}", "rounded": "SwiGLU, h = {h:,}",
         "in": "W_in", "out": "W_out", "gate": "W_gate", "up": "W_up", "down": "W_down", "weights": "weights",
-        "route_title": "Router probabilities (top-{k} circled, dropped ✕) and the load of each expert",
+        "route_title": "Router probabilities (circles: the top-{k} choices; ✕: dropped by capacity) and each expert's load",
         "token": "token", "expert": "expert", "prob": "p", "load": "assignments",
         "kept": "processed", "dropped": "dropped by capacity", "balanced": "balanced N·k/E = {v:g}",
         "capacity": "capacity C = {c}", "shared": "S{i} shared", "shared_hover": "shared expert: every token, weight 1",
@@ -56,7 +57,7 @@ TEXT = {
         "sizes_title": "d = {d:,}：稠密 GELU FFN（h = 4d）对比 SwiGLU（h = 8/3·d → {h:,}，{m:,} 的倍数）",
         "dense": "稠密 GELU，h = {h:,}", "exact": "SwiGLU，h = 8/3·d = {h:.1f}", "rounded": "SwiGLU，h = {h:,}",
         "in": "W_in", "out": "W_out", "gate": "W_gate", "up": "W_up", "down": "W_down", "weights": "权重数",
-        "route_title": "路由概率（圆圈为 top-{k}，✕ 为被丢弃）与每个专家的负载",
+        "route_title": "路由概率（圆圈：top-{k} 选择；✕：因容量被丢弃）与每个专家的负载",
         "token": "词元", "expert": "专家", "prob": "p", "load": "分配数",
         "kept": "已处理", "dropped": "因容量被丢弃", "balanced": "均衡 N·k/E = {v:g}",
         "capacity": "容量 C = {c}", "shared": "S{i} 共享", "shared_hover": "共享专家：每个词元都经过，权重 1",
@@ -155,69 +156,74 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
                    load: list[int], kept_load: list[int], capacity: int | None, num_shared: int,
                    lang: str = "en") -> go.Figure:
     """Router probabilities (experts × tokens) with the chosen experts circled and the dropped ones
-    crossed, shared experts as always-on rows on top; beside it the load of each expert."""
-    N, E, k = len(labels), len(load), len(topk_idx[0]) if topk_idx else 0
-    experts = [f"E{e + 1}" for e in range(E)]
-    shared = [tr(TEXT, "shared", lang).format(i=i + 1) for i in range(num_shared)]
-    rows = shared + experts
-    z = [[None] * N for _ in shared] + [[probs[t][e] for t in range(N)] for e in range(E)]
-    hover_text = [[tr(TEXT, "shared_hover", lang)] * N for _ in shared] + [[""] * N for _ in experts]
-    chosen_x, chosen_y, chosen_text, drop_x, drop_y = [], [], [], [], []
+    crossed, shared experts as always-on rows on top; beside it the load of each expert.
+
+    Rows are numbers (shared experts 0 … S−1, expert e at S + e) labelled by ticks: two heatmaps on
+    one categorical axis with different categories break plotly.js's heatmap calc.
+    """
+    N, E, k, S = len(labels), len(load), len(topk_idx[0]) if topk_idx else 0, num_shared
+    rows = [tr(TEXT, "shared", lang).format(i=i + 1) for i in range(S)] + [f"E{e + 1}" for e in range(E)]
+    expert_rows = list(range(S, S + E))
+    z = [[probs[t][e] for t in range(N)] for e in range(E)]          # (E, N)
+    chosen = [([], []) for _ in range(k)]                            # per choice rank: kept (token, row)
+    drop_x, drop_y = [], []
     for t in range(N):
         for slot in range(k):
-            e = topk_idx[t][slot]
-            if kept[t][slot]:
-                chosen_x.append(t), chosen_y.append(experts[e]), chosen_text.append(str(slot + 1))
-            else:
-                drop_x.append(t), drop_y.append(experts[e])
+            xs, ys = chosen[slot] if kept[t][slot] else (drop_x, drop_y)
+            xs.append(t), ys.append(S + topk_idx[t][slot])
     marker_size = max(4, min(14, 520 // max(N, 1)))
+    gaps = {"xgap": 1 if N <= 64 else 0, "ygap": 1 if E <= 32 else 0}
     data = [
-        {"type": "heatmap", "x": list(range(N)), "y": rows, "z": finite_grid(z), "zmin": 0,
-         "zmax": max(max(map(max, probs)), 1e-9), "colorscale": WEIGHT_SCALE, "xgap": 1 if N <= 64 else 0,
-         "ygap": 1 if E <= 32 else 0, "text": hover_text, "colorbar": {"title": {"text": "p"}, "thickness": 10, "x": 0.64},
-         "hovertemplate": "%{y} · token %{x}: p = %{z:.3f} %{text}<extra></extra>", **axis_ref(0)},
-        {"type": "scatter", "mode": "markers+text" if N <= 40 and E <= 16 else "markers", "x": chosen_x,
-         "y": chosen_y, "text": chosen_text, "textfont": {"size": 9, "color": "#111827"},
-         "marker": {"symbol": "circle-open", "size": marker_size, "color": "#f59e0b", "line": {"width": 2}},
-         "name": tr(TEXT, "kept", lang), "hoverinfo": "skip", **axis_ref(0)},
+        {"type": "heatmap", "x": list(range(N)), "y": expert_rows, "z": finite_grid(z), "zmin": 0,
+         "zmax": max(max(map(max, probs)), 1e-9), "colorscale": WEIGHT_SCALE, **gaps,
+         "colorbar": {"title": {"text": "p"}, "thickness": 10, "x": 0.64}, "customdata": [[r] * N for r in rows[S:]],
+         "hovertemplate": "%{customdata} · token %{x}: p = %{z:.3f}<extra></extra>", **axis_ref(0)},
+        *({"type": "scatter", "mode": "markers", "x": xs, "y": ys, "name": tr(TEXT, "choice", lang).format(r=r + 1),
+           "marker": {"symbol": "circle-open", "size": marker_size, "color": RANK_COLORS[min(r, len(RANK_COLORS) - 1)],
+                      "line": {"width": 2.5 if r == 0 else 2}}, "hoverinfo": "skip", **axis_ref(0)}
+          for r, (xs, ys) in enumerate(chosen)),
         {"type": "scatter", "mode": "markers", "x": drop_x, "y": drop_y, "name": tr(TEXT, "dropped", lang),
-         "marker": {"symbol": "x", "size": marker_size, "color": NAN_COLOR}, "hoverinfo": "skip", **axis_ref(0)},
+         "marker": {"symbol": "x-thin", "size": marker_size, "color": NAN_COLOR, "line": {"width": 3, "color": NAN_COLOR}},
+         "hoverinfo": "skip", **axis_ref(0)},
     ]
-    if shared:
-        data.append({"type": "heatmap", "x": list(range(N)), "y": shared, "z": [[1] * N for _ in shared],
-                     "zmin": 0, "zmax": 1, "showscale": False, "colorscale": [[0, "#e2e8f0"], [1, "#cbd5e1"]],
-                     "xgap": 1 if N <= 64 else 0, "ygap": 1, "hovertemplate": tr(TEXT, "shared_hover", lang) +
-                     "<extra></extra>", **axis_ref(0)})
-    dropped_per_expert = [a - b for a, b in zip(load, kept_load)]
+    if S:
+        data.append({"type": "heatmap", "x": list(range(N)), "y": list(range(S)), "z": [[1] * N for _ in range(S)],
+                     "zmin": 0, "zmax": 1, "showscale": False, "colorscale": [[0, "#e2e8f0"], [1, "#cbd5e1"]], **gaps,
+                     "hovertemplate": tr(TEXT, "shared_hover", lang) + "<extra></extra>", **axis_ref(0)})
     data += [
-        {"type": "bar", "orientation": "h", "y": experts, "x": kept_load, "name": tr(TEXT, "kept", lang),
+        {"type": "bar", "orientation": "h", "y": list(range(S)), "x": [N] * S, "name": tr(TEXT, "shared_hover", lang),
+         "marker": {"color": "#cbd5e1"}, "showlegend": False, "hovertemplate": "%{x}<extra></extra>", **axis_ref(1)},
+        {"type": "bar", "orientation": "h", "y": expert_rows, "x": kept_load, "name": tr(TEXT, "kept", lang),
          "marker": {"color": INDIGO}, "showlegend": False, **axis_ref(1)},
-        {"type": "bar", "orientation": "h", "y": experts, "x": dropped_per_expert, "name": tr(TEXT, "dropped", lang),
-         "marker": {"color": NAN_COLOR}, "showlegend": False, **axis_ref(1)},
+        {"type": "bar", "orientation": "h", "y": expert_rows, "x": [a - b for a, b in zip(load, kept_load)],
+         "name": tr(TEXT, "dropped", lang), "marker": {"color": NAN_COLOR}, "showlegend": False, **axis_ref(1)},
     ]
     balanced = N * k / E
     shapes = [{"type": "line", "xref": "x2", "yref": "y2 domain", "x0": balanced, "x1": balanced, "y0": 0, "y1": 1,
                "line": {"color": "#111827", "dash": "dash", "width": 1.5}}]
-    notes = [{"xref": "x2", "yref": "y2 domain", "x": balanced, "y": 1.0, "yanchor": "bottom", "showarrow": False,
-              "text": tr(TEXT, "balanced", lang).format(v=round(balanced, 2)), "font": {"size": 11}}]
+    notes = [{"xref": "x2", "yref": "y2 domain", "x": balanced, "y": 1.0, "yanchor": "bottom", "xanchor": "right",
+              "showarrow": False, "text": tr(TEXT, "balanced", lang).format(v=round(balanced, 2)) + " ",
+              "font": {"size": 11}}]
     if capacity is not None:
         shapes.append({"type": "line", "xref": "x2", "yref": "y2 domain", "x0": capacity, "x1": capacity, "y0": 0,
                        "y1": 1, "line": {"color": NAN_COLOR, "dash": "dot", "width": 2}})
-        notes.append({"xref": "x2", "yref": "y2 domain", "x": capacity, "y": -0.02, "yanchor": "top",
-                      "showarrow": False, "text": tr(TEXT, "capacity", lang).format(c=capacity),
+        notes.append({"xref": "x2", "yref": "y2 domain", "x": capacity, "y": 1.0, "yanchor": "bottom", "xanchor": "left",
+                      "showarrow": False, "text": " " + tr(TEXT, "capacity", lang).format(c=capacity),
                       "font": {"size": 11, "color": NAN_COLOR}})
+    row_axis = {"range": [S + E - 0.5, -0.5], "tickmode": "array", "tickvals": list(range(S + E)), "ticktext": rows,
+                "showticklabels": S + E <= 40, "showgrid": False, "zeroline": False}
     layout = subplot_row(["", ""], spacing=0.1)
     layout["xaxis"].update(domain=[0, 0.62], title={"text": tr(TEXT, "token", lang)}, tickmode="array",
                            tickvals=list(range(N)), ticktext=[_short(s) for s in labels], tickangle=-60,
-                           showticklabels=N <= 80, range=[-0.5, N - 0.5])
-    layout["yaxis"].update(autorange="reversed", categoryorder="array", categoryarray=rows,
-                           showticklabels=len(rows) <= 40, title={"text": tr(TEXT, "expert", lang)})
+                           showticklabels=N <= 80, range=[-0.5, N - 0.5], showgrid=False, zeroline=False)
+    layout["yaxis"].update(row_axis, title={"text": tr(TEXT, "expert", lang)})
     layout["xaxis2"].update(domain=[0.72, 1.0], title={"text": tr(TEXT, "load", lang)})
-    layout["yaxis2"].update(autorange="reversed", categoryorder="array", categoryarray=rows,
-                            showticklabels=len(rows) <= 40)
+    layout["yaxis2"].update(row_axis)
     layout.update(barmode="stack", shapes=shapes, annotations=notes)
-    height = max(360, min(900, 150 + 18 * len(rows)))
-    return figure(data, _legend_below(layout) | base_layout(height=height, title=tr(TEXT, "route_title", lang).format(k=k)))
+    layout["legend"] = {"orientation": "h", "x": 0, "y": 1.0, "xanchor": "left", "yanchor": "bottom",
+                        "traceorder": "normal", "font": {"size": 11}}
+    height = max(380, min(900, 170 + 18 * len(rows)))
+    return figure(data, layout | base_layout(height=height, title=tr(TEXT, "route_title", lang).format(k=k)))
 
 
 def flow_figure(topk_idx: list[list[int]], kept: list[list[bool]], routed_norm: list[float], num_experts: int,
