@@ -242,7 +242,7 @@ class MoELayer(nn.Module):
             kept_order, kept_load = order, load
         else:
             start = load.cumsum(0) - load                                  # (E,) first sorted position
-            rank = torch.arange(k * N, device=x.device) - start.repeat_interleave(load)   # (k·N,)
+            rank = torch.arange(k * N, device=x.device) - start.repeat_interleave(load, output_size=k * N)  # (k·N,)
             kept_order = order[rank < capacity]                            # (M,) still grouped by expert
             kept_load = load.clamp(max=capacity)                           # (E,)
 

@@ -103,7 +103,9 @@ def test_capacity_drops_show_up_everywhere(client):
     residual = len(sankey["node"]["label"]) - 1
     assert sum(v for t, v in zip(sankey["link"]["target"], sankey["link"]["value"]) if t == residual) == n_dropped
     norms = next(t for t in traces(flow, "bar") if t.get("showlegend") is False)["y"]
-    assert 0.0 in norms                                             # a token with every slot dropped: y = 0
+    all_dropped = next(t for t in traces(flow, "scatter"))["x"]     # marked with ✕ at 0
+    assert all_dropped and all(norms[t] == 0.0 for t in all_dropped)
+    assert sum(1 for v in norms if v == 0.0) == len(all_dropped)    # y = 0 exactly when nothing was kept
 
 
 def test_shared_experts_are_always_on_rows(client):

@@ -79,9 +79,13 @@ TEXT = {
 }
 
 
-def _legend_below(layout: dict) -> dict:
-    layout["legend"] = {"orientation": "h", "x": 0, "y": -0.18, "xanchor": "left", "yanchor": "top"}
-    return layout
+def _with_legend_below(layout: dict, *, height: int, title: str | None = None) -> dict:
+    """The house layout with a horizontal legend under the x-axis title (the bottom margin grows to fit)."""
+    full = layout | base_layout(height=height + 40, title=title)
+    full["margin"] = {**full["margin"], "b": 100}
+    full["legend"] = {"orientation": "h", "x": 0, "xanchor": "left", "yref": "container", "y": 0.01,
+                      "yanchor": "bottom", "traceorder": "normal", **layout.get("legend", {})}
+    return full
 
 
 # --------------------------------------------------------------------------- FFN view
@@ -102,7 +106,7 @@ def activation_figure(x: list[float], values: dict[str, list[float]], derivative
     for i in ("", "2"):
         layout[f"xaxis{i}"].update(title={"text": "x"}, zeroline=True, zerolinecolor="#cbd5e1", gridcolor="#f1f5f9")
         layout[f"yaxis{i}"].update(zeroline=True, zerolinecolor="#cbd5e1", gridcolor="#f1f5f9")
-    return figure(data, _legend_below(layout) | base_layout(height=440))
+    return figure(data, _with_legend_below(layout, height=440))
 
 
 def gated_figure(name: str, grid: list[float], z: list[list[float]], lang: str = "en") -> go.Figure:
@@ -122,7 +126,7 @@ def gated_figure(name: str, grid: list[float], z: list[list[float]], lang: str =
     layout = {"xaxis": {"title": {"text": tr(TEXT, "gate_a", lang)}, "range": [lo, hi]},
               "yaxis": {"title": {"text": tr(TEXT, "value_b", lang)}, "range": [lo, hi]}}
     title = tr(TEXT, "gated_title", lang).format(name={"swiglu": "SwiGLU", "geglu": "GEGLU"}[name], act=act)
-    return figure(data, _legend_below(layout) | base_layout(height=420, title=title))
+    return figure(data, _with_legend_below(layout, height=420, title=title))
 
 
 def ffn_sizes_figure(d_model: int, multiple_of: int, dense: dict[str, int], swiglu: dict[str, int],
@@ -144,9 +148,8 @@ def ffn_sizes_figure(d_model: int, multiple_of: int, dense: dict[str, int], swig
                  "textposition": "middle right", "hoverinfo": "skip"})
     layout = {"barmode": "stack", "xaxis": {"title": {"text": tr(TEXT, "weights", lang)}, "range": [0, max(totals) * 1.45]},
               "yaxis": {"autorange": "reversed"}}
-    _legend_below(layout)["legend"]["traceorder"] = "normal"
     title = tr(TEXT, "sizes_title", lang).format(d=d_model, h=swiglu_hidden, m=multiple_of)
-    return figure(data, _legend_below(layout) | base_layout(height=340, title=title))
+    return figure(data, _with_legend_below(layout, height=340, title=title))
 
 
 # --------------------------------------------------------------------------- routing view
@@ -255,13 +258,18 @@ def flow_figure(topk_idx: list[list[int]], kept: list[list[bool]], routed_norm: 
             "showlegend": False, "hovertemplate": "token %{x}: %{y:.3f}<extra></extra>", **axis_ref(0)}
     legend = [{"type": "bar", "x": [None], "y": [None], "name": tr(TEXT, key, lang).format(k=k),
                "marker": {"color": c}, **axis_ref(0)}
-              for key, c in (("slots_all", INDIGO), ("slots_some", ORANGE), ("slots_none", NAN_COLOR))]
+              for key, c in (("slots_all", INDIGO), ("slots_some", ORANGE))]
+    nothing_kept = [t for t, n in enumerate(kept_slots) if n == 0]   # a zero bar is invisible: mark it
+    legend.append({"type": "scatter", "mode": "markers", "x": nothing_kept, "y": [0] * len(nothing_kept),
+                   "name": tr(TEXT, "slots_none", lang), "marker": {"symbol": "x-thin", "size": 9, "color": NAN_COLOR,
+                                                                     "line": {"width": 2.5, "color": NAN_COLOR}},
+                   "cliponaxis": False, "hovertemplate": "token %{x}: y = 0<extra></extra>", **axis_ref(0)})
     total = sum(len(r) for r in kept)
     dropped = total - sum(kept_slots)
     layout = {"xaxis": {"domain": [0.56, 1.0], "anchor": "y", "title": {"text": tr(TEXT, "token", lang)}},
               "yaxis": {"anchor": "x", "title": {"text": tr(TEXT, "routed_norm", lang)}, "rangemode": "tozero"}}
     title = tr(TEXT, "flow_title", lang).format(dropped=dropped, total=total)
-    return figure([sankey, bars, *legend], _legend_below(layout) | base_layout(height=400, title=title))
+    return figure([sankey, bars, *legend], _with_legend_below(layout, height=400, title=title))
 
 
 def loss_figure(aux: float, z: float, num_experts: int, top_k: int, counts: dict[str, int],
@@ -352,7 +360,7 @@ def train_curves_figure(curves: dict[str, dict[str, list[float]]], aux_coef: flo
                          "line": {"color": GREEN, "dash": "dot", "width": 1.5}}]
     highest = max((v for series in curves.values() for v in series["aux"] if v == v), default=top_k)
     layout["yaxis2"].update(range=[0, max(2 * top_k, highest) * 1.1])
-    return figure(data, _legend_below(layout) | base_layout(height=360))
+    return figure(data, _with_legend_below(layout, height=360))
 
 
 def printable(char: str) -> str:
