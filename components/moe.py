@@ -68,7 +68,7 @@ STRINGS = {
         "moe_route_explain": r"""
 **Routing.** For each token $x$: router probabilities $p = \mathrm{softmax}(x W_r)$ over $E$ experts, the top-$k$ experts, their weights renormalised over the $k$ (Mixtral), and $y = \sum_{j \in \text{top-}k} w_j\,\mathrm{expert}_j(x)$ + the shared experts (always on, weight 1, DeepSeekMoE). The block adds the residual: $x + y$.
 
-**Capacity.** With a factor $c$ each expert takes at most $C = \lceil c\cdot k\cdot N/E \rceil$ assignments ($c = 1$: exactly the balanced share). Priority (GShard): every token's first choice is served before any token's second choice, and tokens in order within a rank. A dropped assignment contributes nothing; a token whose every choice was dropped gets $y = 0$ and passes through the residual unchanged (red bars at zero).
+**Capacity.** With a factor $c$ each expert takes at most $C = \lceil c\cdot k\cdot N/E \rceil$ assignments ($c = 1$: exactly the balanced share). Priority (GShard): every token's first choice is served before any token's second choice, and tokens in order within a rank. A dropped assignment contributes nothing; a token whose every choice was dropped gets $y = 0$ and passes through the residual unchanged (red ✕ at zero, right of the Sankey).
 
 **Switch load-balancing loss** $\;\mathcal{L}_{aux} = E\sum_i f_i\,P_i$, $f_i$ = fraction of tokens that chose expert $i$ (among their top-$k$, $\sum_i f_i = k$), $P_i$ = mean router probability of expert $i$. Balanced ($f_i = k/E$, $P_i = 1/E$) gives $k$; all tokens on the same experts with probability 1 gives $E$. $f$ is a count (no gradient); the gradient flows through $P$ and pulls probability away from overloaded experts. Drag *router bias toward E1* and watch it climb toward $E$.
 
@@ -132,7 +132,7 @@ STRINGS = {
         "moe_route_explain": r"""
 **路由。** 对每个词元 $x$：路由概率 $p = \mathrm{softmax}(x W_r)$（在 $E$ 个专家上），选出 top-$k$ 个专家，权重在这 $k$ 个上重新归一化（Mixtral），$y = \sum_{j \in \text{top-}k} w_j\,\mathrm{expert}_j(x)$ 再加上共享专家（始终激活，权重 1，DeepSeekMoE）。模块再加上残差：$x + y$。
 
-**容量。** 容量因子为 $c$ 时，每个专家最多接收 $C = \lceil c\cdot k\cdot N/E \rceil$ 个分配（$c = 1$：恰好是均衡时的份额）。优先级（GShard）：所有词元的第一选择先于任何词元的第二选择，同一名次内按词元顺序。被丢弃的分配没有任何贡献；所有选择都被丢弃的词元得到 $y = 0$，通过残差原样传下去（红色柱为零）。
+**容量。** 容量因子为 $c$ 时，每个专家最多接收 $C = \lceil c\cdot k\cdot N/E \rceil$ 个分配（$c = 1$：恰好是均衡时的份额）。优先级（GShard）：所有词元的第一选择先于任何词元的第二选择，同一名次内按词元顺序。被丢弃的分配没有任何贡献；所有选择都被丢弃的词元得到 $y = 0$，通过残差原样传下去（桑基图右侧零处的红色 ✕）。
 
 **Switch 负载均衡损失** $\;\mathcal{L}_{aux} = E\sum_i f_i\,P_i$，$f_i$ 为选择专家 $i$ 的词元比例（在各自的 top-$k$ 中，$\sum_i f_i = k$），$P_i$ 为专家 $i$ 的平均路由概率。均衡时（$f_i = k/E$，$P_i = 1/E$）等于 $k$；所有词元以概率 1 去同一批专家时等于 $E$。$f$ 是计数（没有梯度），梯度经由 $P$ 传递，把概率从过载的专家那里拉走。拖动*路由器偏向 E1 的偏置*，看它向 $E$ 攀升。
 

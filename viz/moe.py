@@ -299,7 +299,7 @@ def loss_figure(aux: float, z: float, num_experts: int, top_k: int, counts: dict
     for value, key, color in ((top_k, "aux_balanced", GREEN), (num_experts, "aux_collapsed", NAN_COLOR)):
         shapes.append({"type": "line", "xref": "x", "yref": "y domain", "x0": value, "x1": value, "y0": 0, "y1": 1,
                        "line": {"color": color, "dash": "dash", "width": 2}})
-        notes.append({"xref": "x", "yref": "y domain", "x": value, "y": 0.02 if key == "aux_balanced" else 0.98,
+        notes.append({"xref": "x", "yref": "y domain", "x": value, "y": 0.02 if key == "aux_balanced" else 0.9,
                       "yanchor": "bottom" if key == "aux_balanced" else "top", "xanchor": "left", "showarrow": False,
                       "text": f" {tr(TEXT, key, lang)} ({value})", "font": {"size": 11, "color": color}})
     layout["shapes"] = shapes
