@@ -1,9 +1,11 @@
 """The FFN & Mixture-of-Experts tab: activations and FFN sizing, routing and load, a live training run."""
 from __future__ import annotations
 
+import time
+
 import gradio as gr
 
-from components.common import HEAVY, as_int, as_number, device_line, explain, user_errors
+from components.common import HEAVY, as_int, as_number, device_line, explain, low_priority, user_errors
 from components.i18n import lang_of, t
 from models.limits import (FFN_ACTIVATIONS, FFN_GATED, FFN_MAX_D_MODEL, FFN_MAX_X, MOE_EXPERT_KINDS,
                            MOE_MAX_CHARS, MOE_MAX_D_HIDDEN, MOE_MAX_D_MODEL, MOE_MAX_EXPERTS, MOE_MAX_LOGIT_SCALE,
@@ -14,6 +16,7 @@ DEFAULT_TEXT = "The cat sat on the mat, and the dog sat on the log.\n天气晴�
 MULTIPLES = (1, 8, 64, 128, 256, 1024, 4096)           # Llama-2 uses 256; Llama-3 1024; Llama-2-70B 4096
 SOURCES = ("text", "random")
 TRAIN_MAX_TOP_K = 4
+STREAM_INTERVAL_S = 0.4            # the training view redraws at most this often (and at the end)
 
 STRINGS = {
     "en": {
@@ -267,7 +270,13 @@ def moe_train(request: gr.Request, experts, top_k, aux_coef, z_coef, use_capacit
         aux_coef=as_number("aux-loss coefficient", aux_coef), z_coef=as_number("z-loss coefficient", z_coef),
         capacity_factor=_capacity(use_capacity, capacity), steps=as_int("steps", steps, low=1, high=MOE_TRAIN_MAX_STEPS),
         seed=as_int("seed", seed, low=0, high=SEED_MAX), compare=bool(compare))
-    for p in train_moe(cfg):
+    from models.device import get_device
+    shown = 0.0
+    # A forked low-priority process on the CPU (the instant tabs keep the CPU and the GIL); a thread on CUDA.
+    for p in low_priority(lambda: train_moe(cfg), process=get_device().type == "cpu"):
+        if not p.done and time.monotonic() - shown < STREAM_INTERVAL_S:
+            continue                                                  # drawing costs the server: a few frames a second
+        shown = time.monotonic()
         curves = {name: {"cv": h.cv, "aux": h.aux, "task": h.task} for name, h in p.runs.items()}
         chars = (expert_chars_figure(list(p.vocab), p.expert_chars, cfg.aux_coef, lang) if p.expert_chars else None)
         yield (_train_markdown(p, lang),

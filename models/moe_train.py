@@ -27,7 +27,7 @@ expert-choice routing, multiple MoE layers.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Iterator
 
@@ -130,6 +130,10 @@ class History:
     task: list[float] = field(default_factory=list)         # cross-entropy, nats per character
     dropped: list[float] = field(default_factory=list)      # fraction of assignments over capacity
 
+    def copy(self) -> "History":
+        """A snapshot: training goes on appending to the original."""
+        return History(*(list(getattr(self, f.name)) for f in fields(self)))
+
 
 @dataclass
 class TrainProgress:
@@ -200,7 +204,8 @@ def train_moe(cfg: MoETrainConfig, *, every: int | None = None,
                 _train_step(model, optims[name], ids, coefs[name], cfg, runs[name])
         compute_ms += watch.timing.ms
         if step % every == 0 or step == cfg.steps:
-            progress = TrainProgress(cfg, step, runs, Timing(watch.timing.device, compute_ms), chars)
+            snapshot = {name: h.copy() for name, h in runs.items()}
+            progress = TrainProgress(cfg, step, snapshot, Timing(watch.timing.device, compute_ms), chars)
             if step == cfg.steps:
                 progress.expert_chars = {n: _expert_chars(m, ids, len(chars)) for n, m in models.items()}
             yield progress

@@ -52,7 +52,7 @@ INSTANT = {
 }
 # Long work started once in the background for the whole run: endpoint -> arguments.
 HEAVY: dict[str, list] = {
-    "/moe_train": [8, 1, 0.05, 0.0, False, 1.25, 600, 0, True],   # the longest run the UI allows
+    "/moe_train": [8, 1, 0.05, 0.0, False, 1.25, 600, 0, True],    # the default run at the most steps, with its twin
 }
 
 

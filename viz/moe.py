@@ -319,17 +319,31 @@ def _run_title(run: str, aux_coef: float, lang: str) -> str:
     return tr(TEXT, "run_aux", lang).format(c=aux_coef) if run == "aux" else tr(TEXT, "run_no_aux", lang)
 
 
+def binned_steps(loads: list[list[float]], max_columns: int) -> tuple[list[float], list[list[float]]]:
+    """``(x, z[E][columns])``: per-step loads averaged over consecutive steps so that at most
+    ``max_columns`` columns remain (a streamed figure stays small); ``x`` is each bin's mean step.
+
+    >>> binned_steps([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]], 2)
+    ([1.5, 3.0], [[0.5, 0.5], [0.5, 0.5]])
+    """
+    width = max(1, -(-len(loads) // max_columns))                     # ceil: steps per column
+    bins = [loads[i:i + width] for i in range(0, len(loads), width)]
+    x = [i * width + (len(b) + 1) / 2 for i, b in enumerate(bins)]
+    E = len(loads[0]) if loads else 0
+    return x, [[sum(row[e] for row in b) / len(b) for b in bins] for e in range(E)]
+
+
 def train_load_figure(runs: dict[str, list[list[float]]], aux_coef: float, total_steps: int,
-                      lang: str = "en") -> go.Figure:
-    """One heatmap per run: experts × steps, colour = share of that step's assignments."""
+                      lang: str = "en", *, max_columns: int = 150) -> go.Figure:
+    """One heatmap per run: experts × steps, colour = share of the step's assignments (steps binned
+    into at most ``max_columns`` columns)."""
     names = list(runs)
     E = len(next(iter(runs.values()))[0]) if runs and next(iter(runs.values())) else 1
     zmax = min(1.0, 4 / E)                                            # balanced = a quarter of the scale
     data = []
     for i, name in enumerate(names):
-        loads = runs[name]
-        z = [[loads[s][e] for s in range(len(loads))] for e in range(E)]      # (E, steps so far)
-        data.append({"type": "heatmap", "x": list(range(1, len(loads) + 1)), "y": [f"E{e + 1}" for e in range(E)],
+        steps, z = binned_steps(runs[name], max_columns)                 # (E, columns)
+        data.append({"type": "heatmap", "x": steps, "y": [f"E{e + 1}" for e in range(E)],
                      "z": finite_grid(z), "zmin": 0, "zmax": zmax, "colorscale": LOAD_SCALE, "showscale": i == 0,
                      "colorbar": {"title": {"text": tr(TEXT, "share", lang)}, "thickness": 10},
                      "hovertemplate": "%{y} · step %{x}: %{z:.3f}<extra></extra>", **axis_ref(i)})
