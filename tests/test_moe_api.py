@@ -231,3 +231,20 @@ def test_streamed_progress_is_a_snapshot():
     from models.moe_train import MoETrainConfig, train_moe
     updates = list(train_moe(MoETrainConfig(steps=4, compare=False, batch=2, seq_len=8), every=2))
     assert [len(u.runs["aux"].cv) for u in updates] == [2, 4]       # the first update did not grow afterwards
+
+
+def test_stop_ends_the_training_worker(client):
+    """Stop (a cancelled job) ends the forked worker: no training keeps running for nobody."""
+    import multiprocessing
+    import time
+
+    job = client.submit(*(TRAIN | dict(steps=600)).values(), api_name="/moe_train")
+    deadline = time.monotonic() + 120
+    while not job.outputs() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert job.outputs() and multiprocessing.active_children()      # it streams, from a worker process
+    job.cancel()
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not multiprocessing.active_children()
+    assert "600 / 600" not in job.outputs()[-1][0]                  # it stopped early
