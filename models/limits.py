@@ -57,3 +57,27 @@ BPE_MAX_MERGES = 5_000
 BPE_MAX_ENCODE_CHARS = 10_000
 BPE_SHOW_TOKENS = 1_500
 BPE_TOP_PAIRS = 10
+# FFN & mixture of experts. Choices the UI offers (models.ffn implements each, tests check the names).
+FFN_ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "geglu", "swiglu")
+FFN_GATED = ("swiglu", "geglu")
+MOE_EXPERT_KINDS = ("swiglu", "gelu")
+# Activation plots: x range and points; FFN sizes are compared on the meta device.
+FFN_MAX_X = 50.0
+FFN_MAX_POINTS = 2001
+FFN_MAX_D_MODEL = 65_536
+FFN_MAX_MULTIPLE = 8_192
+# Routing explorer: one layer built per redraw (E=64, d=128, h=512 SwiGLU: 12.6 M weights, ~0.1 s).
+MOE_MAX_EXPERTS = 64
+MOE_MAX_TOP_K = 8
+MOE_MAX_SHARED = 4
+MOE_MAX_D_MODEL = 128
+MOE_MAX_D_HIDDEN = 512
+MOE_MAX_TOKENS = 256               # random tokens, or tokens of the typed text
+MOE_MAX_CHARS = 2_000
+MOE_MAX_CAPACITY_FACTOR = 8.0
+MOE_MAX_LOGIT_SCALE = 20.0
+# Training run: a tiny MoE language model, streamed step by step.
+MOE_TRAIN_MAX_STEPS = 600
+MOE_TRAIN_MAX_EXPERTS = 16
+MOE_TRAIN_MAX_AUX = 1.0
+MOE_TRAIN_MAX_Z = 0.1

@@ -16,6 +16,7 @@ BASELINE = {
     "norm_depth_sweep": {"n_layers": 2, "d_model": 32, "seq_len": 8, "batch": 1},
     "norm_train": {"steps": 10, "warmup": 5},
     "bpe_train": {"corpus": "custom", "text": "the cat sat on the mat. " * 20, "merges": 20},
+    "moe_train": {"steps": 10, "compare": False},
 }
 # Streaming endpoints: a call is accepted once its first update arrives; it is then cancelled.
 HUGE = "x" * 2_000_000

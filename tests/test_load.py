@@ -57,6 +57,12 @@ INSTANT = {
                                        rng.randint(1, 16)],
     "/bpe_step": lambda rng: [rng.randint(0, 200), "the cat 露营 🙂", " that"],
     "/bpe_encode": lambda rng: ["the cat sat on the mat, 露营 🙂", rng.randint(0, 200)],
+    "/moe_route": lambda rng: ["text", "the cat sat on the mat , the dog sat on the log", 64, rng.randint(0, 100),
+                               rng.choice([4, 8, 16]), rng.randint(1, 4), 32, 64, "swiglu", rng.random() < 0.5, 1.0,
+                               rng.randint(0, 2), 1.0, 0.0],
+    "/ffn_activations": lambda rng: [["relu", "gelu", "silu", "swiglu"], -rng.randint(1, 8), rng.randint(1, 8),
+                                     rng.choice(["swiglu", "geglu"])],
+    "/ffn_sizes": lambda rng: [rng.choice([768, 4096, 8192]), rng.choice([64, 256])],
 }
 # Instant endpoints that work on per-learner state (gr.State): the call that makes it, made once in
 # each learner's session (and the idle session) before its first instant call.
@@ -68,6 +74,7 @@ SETUP = {
 HEAVY: dict[str, list] = {
     "/norm_train": [2e-3, 300, 100, "layernorm", 0],            # the tab's default run
     "/bpe_train": ["en", "", 5000, "none", "first", "the cat 露营", " that", 1],   # ~1-2 s of training
+    "/moe_train": [8, 1, 0.05, 0.0, False, 1.25, 600, 0, True],    # the default run at the most steps, with its twin
 }
 
 

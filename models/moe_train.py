@@ -1,0 +1,230 @@
+"""A short real training run of a tiny MoE language model: collapse without the aux loss, balance with it.
+
+The model reads the shipped English corpus (``data/corpus/en.txt``) one character at a time and
+predicts the next character from the last ``context`` characters: their embeddings (one table per
+position) are summed, go through one pre-norm MoE block with a residual, ``h = x + MoE(RMSNorm(x))``,
+and an unembedding. Loss: cross-entropy + ``aux_coef · aux_loss`` + ``z_coef · z_loss``
+(Switch Transformer, Fedus et al. 2021, eq. 4; ST-MoE, Zoph et al. 2022, eq. 5).
+
+Why it collapses (the rich get richer): an expert that happens to receive more tokens early is
+trained more, becomes more useful, and the task gradient raises its router probability for every
+token that tried it; the router's weights are shared by all tokens, so the others follow. Top-1
+routing (Switch) collapses fastest; its gate weight is the probability ``p`` itself (renormalising a
+single weight would make it 1 and cut the router off from the task gradient). Top-k ≥ 2 renormalises
+over the k (Mixtral). The router starts small, ``N(0, 0.02²)`` (HF's ``initializer_range``), so that
+early drift, not the random initialisation, decides the routing.
+
+With the defaults (E = 8, top-1, 150 steps, batches of 2,048 characters) the load CV over the last
+10 steps ends at 0.60–1.05 without the aux loss (a few experts take most tokens) and 0.13–0.17 with
+``aux_coef = 0.05``, for seeds 0–5 (measured while designing; ``tests/test_moe_backend.py`` checks
+the default seed); the task loss is the same to ±0.01 nats. Top-2: 0.45–0.59 against ~0.08.
+``compare=True`` trains a twin with ``aux_coef = 0``, same initial weights, same batches, in
+lockstep, so the two load pictures differ only by the aux loss.
+
+Not handled: attention (the context is a fixed window of characters), learning-rate schedules,
+expert-choice routing, multiple MoE layers.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Iterator
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from models.device import Timing, generator, on_gpu, resolve_device, timed
+from models.ffn import init_linear_
+from models.limits import (MOE_MAX_CAPACITY_FACTOR, MOE_TRAIN_MAX_AUX, MOE_TRAIN_MAX_EXPERTS,
+                           MOE_TRAIN_MAX_STEPS, MOE_TRAIN_MAX_Z, MOE_MAX_TOP_K, SEED_MAX)
+from models.moe import MoELayer, check_capacity, check_number, check_top_k, load_cv
+
+CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus" / "en.txt"
+
+
+@functools.cache
+def corpus() -> tuple[str, tuple[str, ...]]:
+    """The shipped English text and its sorted characters (the vocabulary)."""
+    text = CORPUS.read_text(encoding="utf-8")
+    return text, tuple(sorted(set(text)))
+
+
+@dataclass(frozen=True)
+class MoETrainConfig:
+    """What the learner chooses, then the fixed tiny architecture. Validates itself."""
+
+    # chosen in the tab
+    num_experts: int = 8
+    top_k: int = 1
+    aux_coef: float = 0.05               # Switch used 1e-2; 0 shows the collapse
+    z_coef: float = 0.0                  # ST-MoE used 1e-3
+    capacity_factor: float | None = None
+    steps: int = 150
+    seed: int = 0
+    compare: bool = True                 # also train an aux_coef = 0 twin in lockstep
+    # the tiny model and its optimiser
+    d_model: int = 32
+    d_hidden: int = 64
+    context: int = 2                     # characters the model sees
+    batch: int = 32
+    seq_len: int = 64                    # batch · seq_len = 2048 tokens per step
+    lr: float = 1e-2
+    router_init_std: float = 0.02
+
+    def __post_init__(self):
+        check_number("experts", self.num_experts, 2, MOE_TRAIN_MAX_EXPERTS, integer=True)
+        check_number("top-k", self.top_k, 1, MOE_MAX_TOP_K, integer=True)
+        check_top_k(self.top_k, self.num_experts)
+        check_number("aux-loss coefficient", self.aux_coef, 0, MOE_TRAIN_MAX_AUX)
+        check_number("z-loss coefficient", self.z_coef, 0, MOE_TRAIN_MAX_Z)
+        check_number("steps", self.steps, 1, MOE_TRAIN_MAX_STEPS, integer=True)
+        check_number("seed", self.seed, 0, SEED_MAX, integer=True)
+        check_capacity(self.capacity_factor, MOE_MAX_CAPACITY_FACTOR)
+        for name in ("d_model", "d_hidden", "context", "batch", "seq_len"):
+            check_number(name, getattr(self, name), 1, 4096, integer=True)
+
+    @property
+    def runs(self) -> tuple[str, ...]:
+        """``"aux"`` (the chosen coefficient) and, when comparing, ``"no_aux"``."""
+        return ("aux", "no_aux") if self.compare and self.aux_coef > 0 else ("aux",)
+
+
+class TinyMoELM(nn.Module):
+    """Next character from the last ``context`` characters through one MoE block.
+
+    >>> m = TinyMoELM(vocab=10, cfg=MoETrainConfig())
+    >>> logits, out = m(torch.zeros(2, 5, dtype=torch.long))     # 5 ids -> 4 predictions each
+    >>> logits.shape, out.router_probs.shape
+    (torch.Size([2, 4, 10]), torch.Size([8, 8]))
+    """
+
+    def __init__(self, vocab: int, cfg: MoETrainConfig, *, device: torch.device | str | None = None):
+        super().__init__()
+        d = cfg.d_model
+        self.context = cfg.context
+        self.embeds = nn.ModuleList(nn.Embedding(vocab, d, device=device) for _ in range(cfg.context))
+        self.norm = nn.RMSNorm(d, device=device)
+        self.moe = MoELayer(d, cfg.d_hidden, cfg.num_experts, cfg.top_k, capacity_factor=cfg.capacity_factor,
+                            renormalize=cfg.top_k > 1, device=device)
+        self.norm_out = nn.RMSNorm(d, device=device)
+        self.head = nn.Linear(d, vocab, bias=False, device=device)
+
+    def forward(self, ids: torch.Tensor):
+        """``ids[B, L]`` -> ``(logits[B, L - context + 1, V], MoEOutput)``: position t predicts id t + context."""
+        T = ids.shape[1] - self.context + 1
+        x = sum(emb(ids[:, i:i + T]) for i, emb in enumerate(self.embeds))   # (B, T, d)
+        out = self.moe(self.norm(x))
+        return self.head(self.norm_out(x + out.y)), out                      # (B, T, V)
+
+
+@dataclass
+class History:
+    """One run, one entry per step."""
+
+    load: list[list[float]] = field(default_factory=list)   # [step][E] fraction of the assignments
+    cv: list[float] = field(default_factory=list)           # std/mean of the load
+    aux: list[float] = field(default_factory=list)          # E·Σ f P (unscaled)
+    z: list[float] = field(default_factory=list)
+    task: list[float] = field(default_factory=list)         # cross-entropy, nats per character
+    dropped: list[float] = field(default_factory=list)      # fraction of assignments over capacity
+
+    def copy(self) -> "History":
+        """A snapshot: training goes on appending to the original."""
+        return History(*(list(getattr(self, f.name)) for f in fields(self)))
+
+
+@dataclass
+class TrainProgress:
+    """What one streamed update carries: every step so far, of every run."""
+
+    config: MoETrainConfig
+    step: int                                               # steps done
+    runs: dict[str, History]
+    timing: Timing = field(default=None)                    # type: ignore[assignment]
+    vocab: tuple[str, ...] = ()
+    expert_chars: dict[str, list[list[float]]] = field(default_factory=dict)  # run -> [E][V], at the end
+
+    @property
+    def done(self) -> bool:
+        return self.step >= self.config.steps
+
+
+def _build(cfg: MoETrainConfig, vocab: int, device: torch.device) -> TinyMoELM:
+    g = generator(cfg.seed, device)
+    model = TinyMoELM(vocab, cfg, device="meta").to_empty(device=device)
+    init_linear_(model, g)
+    with torch.no_grad():
+        model.moe.router.weight.normal_(0.0, cfg.router_init_std, generator=g)
+    return model
+
+
+def _expert_chars(model: TinyMoELM, ids: torch.Tensor, vocab: int) -> list[list[float]]:
+    """``[E][V]``: share of each character's tokens (the last character of the context) sent to each expert."""
+    with torch.no_grad():
+        _, out = model(ids)
+        last = ids[:, model.context - 1:].reshape(-1)                          # (N,) the current character
+        counts = torch.zeros(model.moe.num_experts, vocab, device=ids.device)  # (E, V)
+        for slot in range(out.topk_idx.shape[1]):
+            counts.index_put_((out.topk_idx[:, slot], last), torch.ones_like(last, dtype=counts.dtype),
+                              accumulate=True)
+        return (counts / counts.sum(0).clamp(min=1)).tolist()
+
+
+@on_gpu(duration=120)
+def train_moe(cfg: MoETrainConfig, *, every: int | None = None,
+              device: torch.device | str | None = None) -> Iterator[TrainProgress]:
+    """Train (and, with ``cfg.compare``, its aux-free twin in lockstep); yield progress every ``every`` steps.
+
+    The last update also carries, for each run, which expert each character is sent to.
+
+    >>> last = list(train_moe(MoETrainConfig(steps=2, batch=2, seq_len=8)))[-1]
+    >>> last.step, sorted(last.runs), len(last.runs["aux"].load[0])
+    (2, ['aux', 'no_aux'], 8)
+    """
+    device = resolve_device(device)
+    text, chars = corpus()
+    index = {c: i for i, c in enumerate(chars)}
+    data = torch.tensor([index[c] for c in text], device=device)              # (L,)
+    every = every or max(1, cfg.steps // 60)
+    coefs = {"aux": cfg.aux_coef, "no_aux": 0.0}
+    models = {name: _build(cfg, len(chars), device) for name in cfg.runs}
+    optims = {name: torch.optim.AdamW(m.parameters(), lr=cfg.lr, weight_decay=0.0, foreach=True)
+              for name, m in models.items()}
+    runs = {name: History() for name in cfg.runs}
+    g = generator(cfg.seed, device)
+    window = cfg.seq_len + cfg.context
+    compute_ms = 0.0                             # time in training steps, not in the consumer's hands
+    for step in range(1, cfg.steps + 1):
+        with timed(device) as watch:
+            starts = torch.randint(0, len(data) - window, (cfg.batch,), generator=g, device=device)
+            ids = data[starts[:, None] + torch.arange(window, device=device)]   # (B, seq_len + context)
+            for name, model in models.items():
+                _train_step(model, optims[name], ids, coefs[name], cfg, runs[name])
+        compute_ms += watch.timing.ms
+        if step % every == 0 or step == cfg.steps:
+            snapshot = {name: h.copy() for name, h in runs.items()}
+            progress = TrainProgress(cfg, step, snapshot, Timing(watch.timing.device, compute_ms), chars)
+            if step == cfg.steps:
+                progress.expert_chars = {n: _expert_chars(m, ids, len(chars)) for n, m in models.items()}
+            yield progress
+
+
+def _train_step(model: TinyMoELM, optim: torch.optim.Optimizer, ids: torch.Tensor, aux_coef: float,
+                cfg: MoETrainConfig, history: History) -> None:
+    """One AdamW step on ``ids[B, seq_len + context]``; append the step's measurements to ``history``."""
+    logits, out = model(ids[:, :-1])                                           # (B, seq_len, V)
+    task = F.cross_entropy(logits.flatten(0, 1), ids[:, cfg.context:].reshape(-1))
+    loss = task + aux_coef * out.aux_loss + cfg.z_coef * out.z_loss
+    optim.zero_grad(set_to_none=True)
+    loss.backward()
+    optim.step()
+    load = out.expert_load
+    total = load.sum()
+    history.load.append((load / total).tolist())
+    history.cv.append(load_cv(load))
+    history.aux.append(out.aux_loss.item())
+    history.z.append(out.z_loss.item())
+    history.task.append(task.item())
+    history.dropped.append(out.dropped / total.item())

@@ -1,0 +1,73 @@
+"""The FFN & MoE tab in a real browser: each view draws, a control changes the plot, training streams."""
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.e2e
+
+ACT = "#moe_act_plot .js-plotly-plot"
+ROUTE = "#moe_route_plot .js-plotly-plot"
+
+
+def n_traces(page, selector, prefix=""):
+    return page.locator(selector).evaluate(
+        f"g => g.data.filter(t => (t.name || '').startsWith({prefix!r})).length")
+
+
+def wait_traces(page, selector, count, prefix=""):
+    page.wait_for_function(
+        f"() => document.querySelector('{selector}').data.filter(t => (t.name || '').startsWith({prefix!r}))"
+        f".length === {count}", timeout=30_000)
+
+
+def set_number(page, elem_id, value):
+    box = page.locator(f"#{elem_id} input[type=number]")
+    box.fill(str(value))
+    box.press("Enter")
+    box.blur()                                       # a slider's number box fires .release on blur
+
+
+def test_ffn_routing_and_training(page, server_url, shot):
+    page.goto(server_url)
+    page.locator("[data-tab-id=moe]").click()
+    expect(page.locator(ACT)).to_be_visible(timeout=60_000)
+    assert n_traces(page, ACT) == 8                                  # 4 activations × (f, f')
+    page.locator("#moe_activations label").filter(has_text="ReLU").click()
+    wait_traces(page, ACT, 6)
+    expect(page.locator("#moe_sizes_md")).to_contain_text("11,008")
+    shot(page, "moe-ffn-en")
+
+    page.locator("[data-tab-id=moe_route]").click()
+    expect(page.locator(ROUTE)).to_be_visible(timeout=30_000)
+    assert n_traces(page, ROUTE, "choice") == 2
+    set_number(page, "moe_top_k", 3)
+    wait_traces(page, ROUTE, 3, "choice")
+    expect(page.locator(f"{ROUTE} .gtitle")).to_have_text(re.compile("top-3"))
+    page.locator("#moe_use_capacity label").click()                  # capacity factor 1 with top-3: drops
+    expect(page.locator("#moe_route_md")).to_contain_text(re.compile(r"dropped \*?\*?[1-9]"), timeout=30_000)
+    expect(page.locator(".toast-body")).to_have_count(0)
+    shot(page, "moe-route-en")
+
+    page.locator("[data-tab-id=moe_train]").click()
+    set_number(page, "moe_steps", 20)
+    page.locator("#moe_train_button").click()
+    expect(page.locator("#moe_train_status")).to_contain_text("20 / 20", timeout=300_000)
+    expect(page.locator("#moe_train_chars .js-plotly-plot")).to_be_visible(timeout=30_000)
+    assert page.locator("#moe_train_load .js-plotly-plot").evaluate("g => g.data.length") == 2   # run and twin
+    shot(page, "moe-train-en")
+
+
+def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
+    context = browser.new_context(locale="zh-CN", viewport={"width": 1366, "height": 900})
+    page = context.new_page()
+    page.goto(server_url)
+    page.get_by_role("tab", name="FFN 与 MoE").click()
+    expect(page.locator(ACT)).to_be_visible(timeout=60_000)
+    page.get_by_role("tab", name="路由").click()
+    expect(page.locator(f"{ROUTE} .gtitle")).to_have_text(re.compile("路由概率"), timeout=30_000)
+    page.locator("#moe_use_capacity label").click()
+    set_number(page, "moe_capacity", 0)
+    expect(page.locator(".toast-body").first).to_contain_text("capacity factor = 0", timeout=30_000)
+    shot(page, "moe-route-zh")
+    context.close()
