@@ -22,3 +22,12 @@ CALC_MAX_CONTEXT = 10_000_000
 CALC_MAX_BATCH = 100_000
 CALC_MAX_JSON_CHARS = 100_000
 CALC_BUILD_MAX_MODULES = 200_000  # "verify" builds the module tree (meta device) up to this many Linear layers
+
+# KV cache: the tiny GPT (its shape is fixed by the committed checkpoints) and what one run may ask.
+KV_CONTEXT = 512                    # the tiny GPT's context: prompt + new tokens
+KV_N_HEADS = 4                      # its query heads, so n_kv_heads is 1, 2 or 4
+KV_D_MODEL = 128
+KV_N_LAYERS = 4
+KV_MAX_LATENT = KV_D_MODEL          # MLA latent width: 1 … d_model
+KV_MAX_NEW_TOKENS = KV_CONTEXT - 1
+KV_SCALE_MAX_BATCH = 1_024          # the on-paper scale-up (context bounds: CALC_MAX_CONTEXT)
