@@ -9,13 +9,14 @@ import os
 
 import gradio as gr
 
-from components import calculator, common, masks, share
+from components import calculator, common, kv, masks, share
 from components.i18n import build_i18n, t
 
 # (tab id, label key, module): deleting a tab is deleting its line here and its module.
 TABS = [
     ("masks", "tab_masks", masks),
     ("calculator", "tab_calculator", calculator),
+    ("kv", "tab_kv", kv),
 ]
 
 STRINGS = {

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Iterator, Literal
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -409,7 +410,7 @@ class Pair:
     step: int
     cached: Step
     uncached: Step
-    picture: list[list[list[float]]] | None     # (L, rows, length): RMS of each cached vector, when due
+    picture: np.ndarray | None                  # (L, rows, length) float32: RMS of each cached vector, when due
 
 
 def side_by_side(model: TinyGPT, prompt_ids: list[int], max_new_tokens: int, *, temperature: float = 0.0,
@@ -417,16 +418,17 @@ def side_by_side(model: TinyGPT, prompt_ids: list[int], max_new_tokens: int, *, 
     """Decode with and without the cache, one step of each in turn (same machine load for both).
 
     Each decode follows its own tokens, so equal tokens are a real check that the cache changes
-    nothing. The cache picture (:meth:`KVCache.rms_map`) rides along every ``picture_interval_s``
-    seconds and on the last step.
+    nothing. The cache picture (:meth:`KVCache.rms_map`, on the CPU) rides along on the first and
+    last steps and whenever ``picture_interval_s`` seconds of decoding have passed since the
+    consumer finished with the previous one (drawing it does not eat into the decoding time).
     """
     cached = generate_steps(model, prompt_ids, max_new_tokens, temperature=temperature, seed=seed)
     uncached = generate_steps(model, prompt_ids, max_new_tokens, use_cache=False, temperature=temperature,
                               seed=seed)
     last = -math.inf
     for i, ((c, cache), (u, _)) in enumerate(zip(cached, uncached)):
-        picture = None
         if i == max_new_tokens - 1 or time.perf_counter() - last >= picture_interval_s:
-            picture = cache.rms_map().round(decimals=3).tolist()
-            last = time.perf_counter()
-        yield Pair(i, c, u, picture)
+            yield Pair(i, c, u, cache.rms_map().cpu().numpy())
+            last = time.perf_counter()                                      # the consumer is done with it
+        else:
+            yield Pair(i, c, u, None)

@@ -27,13 +27,22 @@ up front, and the unfilled part is reserved memory. :meth:`KVCache.nbytes` count
 ``F.scaled_dot_product_attention(is_causal=True)`` aligns top-left when ``T != S``: query 0 would
 see only key 0, the classic bug of a cached prefill in chunks.
 
+At scale (:func:`scale_up`) the sizes of published models come from the Calculator's backend
+(``models.calculator``): its presets, ``kv_cache_bytes``, ``count_params``, ``cache_outgrows_weights``.
+
 Not handled: paged or quantised caches, sliding-window eviction, batches of unequal lengths.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import torch
+
+from models.calculator import (PRESETS, ModelSpec, bytes_per_element, cache_outgrows_weights, count_params,
+                               kv_elements_per_token, with_changes)
+from models.calculator import kv_cache_bytes as calc_kv_bytes
 
 if TYPE_CHECKING:                                     # the config lives beside the model
     from models.generation import GPTConfig
@@ -197,3 +206,51 @@ class KVCache:
             return torch.stack([p.float().pow(2).mean(-1).sqrt() for p in parts], 1)          # (L, 2, T)
         kv = torch.cat([b[:, batch_index, :, :T] for b in self.buffers], 1)                    # (L, 2·n_kv, T, hd)
         return kv.float().pow(2).mean(-1).sqrt()                                               # (L, 2·n_kv, T)
+
+
+# --------------------------------------------------------------------------- on paper, at scale
+@dataclass(frozen=True)
+class ScaleUp:
+    """The KV cache of a published model (the calculator's preset) at one context, batch and dtype."""
+
+    spec: ModelSpec
+    seq_len: int
+    batch: int
+    dtype: str
+    bytes_per_elem: float
+    elements_per_token: int          # all layers: 2·L·n_kv·head_dim, or L·(latent + rope) for MLA
+    cache_bytes: int
+    params: int
+    weights_bytes: float             # the weights in the same dtype
+    crossover_tokens: int            # the context at which the cache holds as many bytes as the weights
+    baseline_bytes: int              # MHA/GQA/MQA: as MHA (n_kv = n_heads); MLA: its decompressed K and V
+    baseline: str                    # "mha" or "decompressed"
+
+
+def scale_up(preset: str, seq_len: int, batch: int = 1, dtype: str = "bf16") -> ScaleUp:
+    """The cache of ``preset`` (a key of :data:`models.calculator.PRESETS`), computed by the calculator.
+
+    >>> s = scale_up("Llama-3-8B", 8192, 1, "bf16")
+    >>> s.cache_bytes / 2**30, s.baseline_bytes // s.cache_bytes      # 8 KV heads of 32 query heads
+    (1.0, 4)
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"model {preset!r} must be one of: {', '.join(PRESETS)}")
+    spec = PRESETS[preset]
+    cache = calc_kv_bytes(spec, seq_len, batch, dtype)              # validates context, batch, dtype
+    bpe = bytes_per_element(dtype)
+    params = count_params(spec)["total"]
+    if spec.is_mla:
+        per_head = spec.qk_nope_head_dim + spec.qk_rope_head_dim + spec.v_head_dim
+        baseline = math.ceil(spec.n_layers * spec.n_heads * per_head * seq_len * batch * bpe)
+    else:
+        baseline = calc_kv_bytes(with_changes(spec, n_kv_heads=spec.n_heads), seq_len, batch, dtype)
+    return ScaleUp(spec, seq_len, batch, dtype, bpe, kv_elements_per_token(spec), cache, params, params * bpe,
+                   cache_outgrows_weights(spec, batch, dtype), baseline, "decompressed" if spec.is_mla else "mha")
+
+
+def scale_curves(names: list[str], batch: int = 1, dtype: str = "bf16",
+                 points: int = 41) -> tuple[list[int], dict[str, list[int]]]:
+    """Contexts from 1K to 1M tokens (log-spaced) and each preset's cache bytes at them."""
+    contexts = sorted({round(2 ** (10 + 10 * i / (points - 1))) for i in range(points)})
+    return contexts, {n: [calc_kv_bytes(PRESETS[n], t, batch, dtype) for t in contexts] for n in names}

@@ -26,15 +26,14 @@ import torch.nn.functional as F
 
 from models.device import device_name, on_gpu, resolve_device
 from models.generation import GPTConfig, Pair, TinyGPT, side_by_side
-from models.limits import KV_CONTEXT, KV_D_MODEL, KV_MAX_LATENT, KV_N_HEADS, KV_N_LAYERS
+from models.limits import (KV_CONTEXT, KV_D_MODEL, KV_MAX_LATENT, KV_N_HEADS, KV_N_LAYERS, KV_TRAINED_GQA,
+                           KV_TRAINED_LATENT, KV_VARIANTS)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKPOINT_DIR = ROOT / "data" / "tiny_gpt"
 CORPUS = ROOT / "data" / "corpus" / "en.txt"
 VAL_FRACTION = 0.1                 # the last 10 % of the corpus is held out
-VARIANTS = ("mha", "gqa", "mqa", "mla")
-TRAINED_LATENT = 32                # the MLA checkpoint's latent width (its RoPE key: head_dim / 2)
-TRAINED_GQA_KV_HEADS = 2
+VARIANTS = KV_VARIANTS
 
 
 class CharVocab:
@@ -113,8 +112,24 @@ def checkpoint_name(config: GPTConfig) -> str:
 
 def trained_configs(vocab_size: int) -> dict[str, GPTConfig]:
     """The four checkpoints the training script writes, by variant."""
-    return {"mha": tiny_config("mha", vocab_size), "gqa": tiny_config("gqa", vocab_size, n_kv_heads=TRAINED_GQA_KV_HEADS),
-            "mqa": tiny_config("mqa", vocab_size), "mla": tiny_config("mla", vocab_size, kv_latent_dim=TRAINED_LATENT)}
+    return {"mha": tiny_config("mha", vocab_size), "gqa": tiny_config("gqa", vocab_size, n_kv_heads=KV_TRAINED_GQA),
+            "mqa": tiny_config("mqa", vocab_size), "mla": tiny_config("mla", vocab_size, kv_latent_dim=KV_TRAINED_LATENT)}
+
+
+def variant_sizes(kv_latent_dim: int = KV_TRAINED_LATENT) -> dict[str, int]:
+    """Numbers cached per token (all layers) by each variant of the tiny GPT, by label.
+
+    >>> variant_sizes(32)
+    {'MHA': 1024, 'GQA-2': 512, 'MQA': 256, 'MLA r=32': 192}
+    """
+    shapes = {"MHA": tiny_config("mha", 1), f"GQA-{KV_TRAINED_GQA}": tiny_config("gqa", 1, n_kv_heads=KV_TRAINED_GQA),
+              "MQA": tiny_config("mqa", 1), f"MLA r={kv_latent_dim}": tiny_config("mla", 1, kv_latent_dim=kv_latent_dim)}
+    return {label: cfg.cache_elements_per_token() for label, cfg in shapes.items()}
+
+
+def has_checkpoint(config: GPTConfig, directory: Path = CHECKPOINT_DIR) -> bool:
+    """Whether trained weights exist for this shape (the vocabulary size aside)."""
+    return (directory / f"{checkpoint_name(config)}.pt").exists()
 
 
 # --------------------------------------------------------------------------- checkpoints

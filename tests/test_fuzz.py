@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import raw_call
 
 # A fast, valid baseline for endpoints whose defaults would start long work.
-BASELINE = {}
+BASELINE = {"kv_generate": {"prompt": "The", "max_new_tokens": 2}}
 # Streaming endpoints: a call is accepted once its first update arrives; it is then cancelled.
 HUGE = "x" * 2_000_000
 STRINGS = ["", " \t\n", HUGE, "\x00\x00", "\ud800 lone", "😀🫀 emoji", "../../etc/passwd",

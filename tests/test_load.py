@@ -43,9 +43,15 @@ INSTANT = {
     "/masks": lambda rng: ["the cat sat on the mat\nhi there", True, rng.choice(["left", "right"]),
                            rng.random() < 0.5, False, 2, False, 2, False, "allow",
                            rng.randint(1, 8), rng.randint(0, 100), 1, 1],
+    "/kv_plan": lambda rng: ["The door was open", rng.choice(["mha", "gqa", "mqa", "mla"]), 2,
+                             rng.choice([16, 32, 64]), rng.randint(1, 400)],
+    "/kv_scale": lambda rng: [rng.choice(["Llama-2-7B", "Llama-3-8B", "DeepSeek-V2"]), rng.choice([4096, 32768]),
+                              rng.randint(1, 8), rng.choice(["bf16", "fp8"])],
 }
 # Long work started once in the background for the whole run: endpoint -> arguments.
-HEAVY: dict[str, list] = {}
+HEAVY: dict[str, list] = {
+    "/kv_generate": ["The kettle began to sing", "mha", 4, 32, 480, 0, 0],
+}
 
 
 def p95(xs: list[float]) -> float:
