@@ -1,6 +1,8 @@
 """The KV Cache tab: watch the cache grow while a tiny GPT generates, then scale it up on paper."""
 from __future__ import annotations
 
+import time
+
 import gradio as gr
 
 from components.common import HEAVY, as_int, as_number, device_line, explain, user_errors
@@ -13,6 +15,7 @@ DEFAULT_PROMPT = "The kettle began to sing"
 SCALE_PRESETS = ("Llama-2-7B", "Llama-3-8B", "Mistral-7B v0.1", "DeepSeek-V2")   # the four the tab compares
 SCALE_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8", "int4")
 KV_OF_VARIANT = {"mha": KV_N_HEADS, "mqa": 1}          # GQA reads the slider
+PLOT_INTERVAL_S = 1.0                                  # figures redraw at most this often while streaming
 
 STRINGS = {
     "en": {
@@ -31,7 +34,7 @@ STRINGS = {
         "kv_latent": "MLA latent width (kv_latent_dim)",
         "kv_latent_info": f"trained: {KV_TRAINED_LATENT}; other widths run with random weights",
         "kv_new_tokens": "New tokens",
-        "kv_temperature": "Temperature (0 = greedy)",
+        "kv_temperature": "Temperature (0 = greedy; both decodes sample with the same seed)",
         "kv_seed": "Seed (sampling)",
         "kv_generate": "Generate",
         "kv_stop": "Stop",
@@ -61,7 +64,7 @@ MHA has $n_{kv} = n_{heads}$; GQA lets groups of query heads share one K/V head 
 
 **Preallocated.** This cache reserves its buffers for prompt + new tokens once and writes each step's slice in place (grey = reserved, not yet written). Appending with `torch.cat` would copy the whole cache every step.
 
-What to notice: switch MHA → GQA → MQA → MLA and the cache picture shrinks (4 : 2 : 1, then 192/1024 of MHA), the bytes stay on the formula's line, and the greedy text does not change between the cached and uncached decodes. At scale, the cache outgrows the weights: Llama-2-7B (MHA) at about 26K tokens, Llama-3-8B (GQA-8) at about 123K.
+What to notice: switch MHA → GQA → MQA → MLA and the cache picture shrinks (4 : 2 : 1, then 192/1024 of MHA), the bytes stay on the formula's line, and the text does not change between the cached and uncached decodes (greedy at temperature 0; when sampling, both draw the same seeded random numbers). At scale, the cache outgrows the weights: Llama-2-7B (MHA) at about 26K tokens, Llama-3-8B (GQA-8) at about 123K.
 """,
     },
     "zh-CN": {
@@ -79,7 +82,7 @@ What to notice: switch MHA → GQA → MQA → MLA and the cache picture shrinks
         "kv_latent": "MLA 潜在维度（kv_latent_dim）",
         "kv_latent_info": f"已训练：{KV_TRAINED_LATENT}；其他维度使用随机权重",
         "kv_new_tokens": "新词元数",
-        "kv_temperature": "温度（0 = 贪心）",
+        "kv_temperature": "温度（0 = 贪心；两次解码用同一随机种子采样）",
         "kv_seed": "随机种子（采样）",
         "kv_generate": "生成",
         "kv_stop": "停止",
@@ -109,7 +112,7 @@ MHA 的 $n_{kv} = n_{heads}$；GQA 让一组查询头共享一个 K/V 头（每�
 
 **预分配。** 本缓存一次性为提示 + 新词元预留缓冲区，每步原地写入自己的切片（灰色 = 已预留、尚未写入）。用 `torch.cat` 追加会在每一步复制整个缓存。
 
-值得注意：依次切换 MHA → GQA → MQA → MLA，缓存图缩小（4 : 2 : 1，然后是 MHA 的 192/1024），字节数始终落在公式的直线上，使用与不用缓存的贪心输出完全相同。放大到真实模型时，缓存会超过权重：Llama-2-7B（MHA）约在 2.6 万词元，Llama-3-8B（GQA-8）约在 12.3 万词元。
+值得注意：依次切换 MHA → GQA → MQA → MLA，缓存图缩小（4 : 2 : 1，然后是 MHA 的 192/1024），字节数始终落在公式的直线上，使用与不用缓存生成的文本完全相同（温度为 0 时是贪心解码；采样时两次解码使用同一组带种子的随机数）。放大到真实模型时，缓存会超过权重：Llama-2-7B（MHA）约在 2.6 万词元，Llama-3-8B（GQA-8）约在 12.3 万词元。
 """,
     },
 }
@@ -191,6 +194,7 @@ def kv_generate(prompt: str, attention: str, n_kv_heads: float, kv_latent_dim: f
                              kv_latent_dim=config.kv_latent_dim, temperature=temp,
                              seed=as_int("seed", seed, low=0, high=SEED_MAX))
     cache_tokens, cache_bytes, context, ms_cached, ms_uncached = [], [], [], [], []
+    last_plots = -PLOT_INTERVAL_S
     for frame in frames:
         info, pair = frame.info, frame.pair
         cache_tokens.append(pair.cached.context)
@@ -198,22 +202,32 @@ def kv_generate(prompt: str, attention: str, n_kv_heads: float, kv_latent_dim: f
         context.append(pair.cached.context)
         ms_cached.append(pair.cached.ms)
         ms_uncached.append(pair.uncached.ms)
-        if pair.picture is None:                 # the picture comes ~10 times a second: so do updates
+        if pair.picture is None:                 # a picture comes every 0.2 s of decoding: so does an update
             continue
         cfg, bpe, T = info.config, info.bytes_per_elem, pair.cached.context
+        device = (f"{info.device} · prefill {ms_cached[0]:.1f} ms · decode with the cache "
+                  f"{_mean(ms_cached[1:] or ms_cached):.2f} ms/token, without {_mean(ms_uncached):.2f} "
+                  f"ms/token · {pair.step + 1} tokens")
         mha_height = 2 * cfg.n_layers * cfg.n_heads * cfg.head_dim
         status = status_markdown(pair.step + 1, n_new, T, pair.cached.cache_bytes, _formula(cfg, bpe, str(T)),
                                  cfg.cache_elements_per_token() * T * bpe, frame.identical, info.trained,
                                  info.name, info.val_loss, lang)
+        text = text_html(prompt, frame.text)
+        # The text streams with every update; the two figures (~100 ms each to redraw in a browser)
+        # at most every PLOT_INTERVAL_S and on the last step, so a slow machine keeps up.
+        if time.perf_counter() - last_plots < PLOT_INTERVAL_S and pair.step < n_new - 1:
+            yield text, status, gr.skip(), gr.skip(), device
+            continue
         cache = cache_figure(info.rows, cfg.n_layers, info.capacity, info.prompt_len, pair.picture, mha_height,
                              pair.cached.cache_bytes, lang)
         growth = growth_figure(info.capacity, _formula(cfg, bpe), cfg.cache_elements_per_token() * bpe,
                                _others(cfg, bpe), cache_tokens, cache_bytes, context, ms_cached, ms_uncached, lang)
-        decode = ms_cached[1:] or ms_cached
-        device = (f"{info.device} · prefill {ms_cached[0]:.1f} ms · decode with the cache "
-                  f"{sum(decode) / len(decode):.2f} ms/token, without {sum(ms_uncached) / len(ms_uncached):.2f} "
-                  f"ms/token · {pair.step + 1} tokens")
-        yield text_html(prompt, frame.text), status, cache, growth, device
+        last_plots = time.perf_counter()
+        yield text, status, cache, growth, device
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
 
 
 @user_errors
@@ -267,7 +281,7 @@ def build() -> dict:
             new_tokens = gr.Slider(1, KV_MAX_NEW_TOKENS, value=200, step=1, label=t("kv_new_tokens"),
                                    elem_id="kv_new_tokens")
             with gr.Row():
-                temperature = gr.Slider(0, KV_MAX_TEMPERATURE, value=0, step=0.05, label=t("kv_temperature"),
+                temperature = gr.Slider(0, KV_MAX_TEMPERATURE, value=0.5, step=0.05, label=t("kv_temperature"),
                                         elem_id="kv_temperature")
                 seed = gr.Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("kv_seed"), elem_id="kv_seed")
             with gr.Row():

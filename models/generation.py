@@ -197,19 +197,20 @@ class Attention(nn.Module):
                 layer: int) -> torch.Tensor:
         B, T, _ = x.shape
         H, hd = self.cfg.n_heads, self.cfg.head_dim
-        q, a, b = self.qkv(x).split(self.split, -1)
+        q, kv_a, kv_b = self.qkv(x).split(self.split, -1)                  # MHA: k, v; MLA: c, k^R
         if self.cfg.attention == "mla":
-            y = self._mla(q, a, b, cos, sin, cache, layer)                # (B, H, T, hd)
+            y = self._mla(q, kv_a, kv_b, cos, sin, cache, layer)            # (B, H, T, hd)
         else:
-            q = apply_rope(q.view(B, T, H, hd).transpose(1, 2), cos, sin)   # (B, H, T, hd)
-            k = apply_rope(a.view(B, T, -1, hd).transpose(1, 2), cos, sin)  # (B, n_kv, T, hd)
-            v = b.view(B, T, -1, hd).transpose(1, 2)                        # (B, n_kv, T, hd)
+            q = apply_rope(q.view(B, T, H, hd).transpose(1, 2), cos, sin)     # (B, H, T, hd)
+            k = apply_rope(kv_a.view(B, T, -1, hd).transpose(1, 2), cos, sin)  # (B, n_kv, T, hd)
+            v = kv_b.view(B, T, -1, hd).transpose(1, 2)                       # (B, n_kv, T, hd)
             if cache is not None:
                 k, v = cache.update(layer, k, v)                            # (B, n_kv, S, hd)
             y = attend(q, k, v, self.scale)                                 # (B, H, T, hd)
         return self.out(y.transpose(1, 2).reshape(B, T, H * hd))            # (B, T, d)
 
     def _mla(self, q, c, k_rope, cos, sin, cache, layer):
+        """DeepSeek-V2 eq. 9–19 in the absorbed form; the cache gets ``[c_t, k^R_t]`` only."""
         B, T, _ = q.shape
         H, hd, r = self.cfg.n_heads, self.cfg.head_dim, self.cfg.kv_latent_dim
         q = q.view(B, T, H, -1).transpose(1, 2)                             # (B, H, T, hd + dr)
@@ -414,7 +415,7 @@ class Pair:
 
 
 def side_by_side(model: TinyGPT, prompt_ids: list[int], max_new_tokens: int, *, temperature: float = 0.0,
-                 seed: int = 0, picture_interval_s: float = 0.1) -> Iterator[Pair]:
+                 seed: int = 0, picture_interval_s: float = 0.2) -> Iterator[Pair]:
     """Decode with and without the cache, one step of each in turn (same machine load for both).
 
     Each decode follows its own tokens, so equal tokens are a real check that the cache changes

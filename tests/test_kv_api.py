@@ -8,7 +8,7 @@ from gradio_client.exceptions import AppError
 from models.calculator import PRESETS
 from models.calculator import kv_cache_bytes as calc_kv_cache_bytes
 from models.generation import kv_cache_bytes, mla_cache_bytes
-from tests.conftest import plot_json
+from tests.conftest import plot_array, plot_json
 
 PROMPT = "The door was open"
 ARGS = dict(prompt=PROMPT, attention="mha", n_kv_heads=4, kv_latent_dim=32, max_new_tokens=24, temperature=0,
@@ -39,21 +39,23 @@ def test_generate_streams_and_its_bytes_follow_the_formula(client):
     growth = plot_json(growth)
     measured = next(t for t in growth["data"] if t.get("name", "").startswith("measured"))
     # 4 layers, 4 KV heads of 32, fp32: the closed form at every step's cache length
-    assert measured["y"] == [kv_cache_bytes(4, 4, 32, T, bytes_per_elem=4) for T in measured["x"]]
-    assert measured["x"] == list(range(len(PROMPT), len(PROMPT) + 24))
+    x, y = plot_array(measured["x"]), plot_array(measured["y"])
+    assert y == [kv_cache_bytes(4, 4, 32, T, bytes_per_elem=4) for T in x]
+    assert x == list(range(len(PROMPT), len(PROMPT) + 24))
     cache = plot_json(cache)
-    assert len(traces(cache, "heatmap")) == 4 * 8                             # layers × (K, V) × 4 KV heads
-    assert all(len(t["z"][0]) == len(PROMPT) + 23 for t in traces(cache, "heatmap"))
+    rows = [row for t in traces(cache, "heatmap") for row in plot_array(t["z"])]
+    assert len(rows) == 4 * 8                                                  # layers × (K, V) × 4 KV heads
+    assert all(len(row) == len(PROMPT) + 23 and min(row) > 0 for row in rows)
 
 
 @pytest.mark.parametrize("attention,n_kv,ratio", [("mha", 4, 1), ("gqa", 2, 2), ("mqa", 1, 4), ("mla", 4, 1024 / 192)])
 def test_switching_the_variant_shrinks_the_cache_by_the_expected_factor(client, attention, n_kv, ratio):
     *_, (text, status, cache, growth, _) = generate(client, attention=attention, n_kv_heads=n_kv, max_new_tokens=8)
     measured = next(t for t in plot_json(growth)["data"] if t.get("name", "").startswith("measured"))
-    T = measured["x"][-1]
-    assert kv_cache_bytes(4, 4, 32, T, bytes_per_elem=4) / measured["y"][-1] == pytest.approx(ratio)
+    T, last = plot_array(measured["x"])[-1], plot_array(measured["y"])[-1]
+    assert kv_cache_bytes(4, 4, 32, T, bytes_per_elem=4) / last == pytest.approx(ratio)
     if attention == "mla":
-        assert measured["y"][-1] == mla_cache_bytes(4, 32, 16, T, bytes_per_elem=4)
+        assert last == mla_cache_bytes(4, 32, 16, T, bytes_per_elem=4)
     assert "trained weights" in status
 
 
@@ -69,7 +71,8 @@ def test_plan_draws_the_groups_and_the_empty_preallocated_cache(client):
     assert [(e["x"][0], e["x"][1]) for e in edges] == [(0, 0.5), (1, 0.5), (2, 2.5), (3, 2.5)]
     assert "2 × 2 × 32 = 128 numbers" in summary
     cache = plot_json(cache)
-    assert all(t["z"] == [[]] for t in traces(cache, "heatmap"))                # nothing written yet
+    rows = [row for t in traces(cache, "heatmap") for row in t["z"]]
+    assert rows == [[]] * 16                                                    # 4 layers × 4 rows, all empty
     assert "preallocated for 26 positions" in cache["layout"]["title"]["text"]  # 17 + 10 − 1
     assert PROMPT in text
 
@@ -77,7 +80,8 @@ def test_plan_draws_the_groups_and_the_empty_preallocated_cache(client):
 def test_plan_mla_draws_the_latent_and_the_rope_key(client):
     groups, summary, *_ = client.predict(PROMPT, "mla", 4, 32, 10, api_name="/kv_plan")
     labels = [a["text"] for a in plot_json(groups)["layout"]["annotations"]]
-    assert any("latent c (32)" in label for label in labels) and any("RoPE key (16)" in label for label in labels)
+    assert any("c (32)" in label for label in labels) and any("kᴿ (16)" in label for label in labels)
+    assert any("one RoPE key (16), shared" in label for label in labels)
     assert "32 + 16 = 48 numbers" in summary
 
 

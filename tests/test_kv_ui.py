@@ -10,9 +10,13 @@ pytestmark = pytest.mark.e2e
 CACHE = "#kv_cache_plot .js-plotly-plot"
 
 
+ROWS = ("() => document.querySelector('" + CACHE + "')._fullData.filter(t => t.type === 'heatmap')"
+        ".flatMap(t => Array.from(t.z || [], r => r.length))")
+
+
 def heatmap_lengths(page) -> list[int]:
-    """The number of filled positions of each cached row in the picture."""
-    return page.locator(CACHE).evaluate("g => g.data.filter(t => t.type === 'heatmap').map(t => t.z[0].length)")
+    """The number of filled positions of each cached row (K or V of a KV head, or MLA's latent or RoPE key)."""
+    return page.evaluate(ROWS)
 
 
 def set_slider(page, elem_id: str, value: int) -> None:
@@ -31,11 +35,11 @@ def open_tab(page, server_url: str, name: str) -> None:
 
 def test_switch_variant_generate_and_stop(page, server_url, shot):
     open_tab(page, server_url, "KV cache")
-    assert set(heatmap_lengths(page)) == {0} and len(heatmap_lengths(page)) == 4 * 8      # MHA, empty
+    assert not any(heatmap_lengths(page))                                             # preallocated, empty
 
     page.locator("#kv_attention label").filter(has_text="GQA").click()
     page.wait_for_function(f"() => document.querySelector('{CACHE}').data.filter(t => t.type === 'heatmap')"
-                           ".length === 16")                                           # 4 layers × K,V × 2 heads
+                           ".reduce((n, t) => n + t.z.length, 0) === 16")            # 4 layers × K,V × 2 heads
     expect(page.locator("#kv_n_kv input[type=number]")).to_have_value("2")
     expect(page.locator("#kv_variant")).to_contain_text("2 × 2 × 32 = 128 numbers")
 
@@ -44,13 +48,15 @@ def test_switch_variant_generate_and_stop(page, server_url, shot):
     expect(page.locator("#kv_status")).to_contain_text("step 60 of 60", timeout=120_000)
     expect(page.locator("#kv_status")).to_contain_text("identical tokens so far ✓")
     prompt = page.locator("#kv_prompt textarea").input_value()
-    assert set(heatmap_lengths(page)) == {len(prompt) + 59}
+    lengths = heatmap_lengths(page)
+    assert len(lengths) == 16 and set(lengths) == {len(prompt) + 59}
     generated = page.locator("#kv_text span").nth(1).text_content()
     assert len(generated) == 60
     expect(page.locator("#kv_growth_plot .js-plotly-plot")).to_contain_text("without / with the cache")
     expect(page.locator(".toast-body")).to_have_count(0)
     shot(page, "kv-en")
 
+    # 480 tokens take seconds (the uncached decode alone is ~190 GFLOP): Stop lands mid-way.
     set_slider(page, "kv_new_tokens", 480)
     page.locator("#kv_generate").click()
     expect(page.locator("#kv_status")).to_contain_text(re.compile(r"step \d+ of 480"), timeout=60_000)
@@ -68,11 +74,11 @@ def test_chinese_mla_and_a_clear_error(browser, server_url, shot):
     open_tab(page, server_url, "KV 缓存")
     page.locator("#kv_attention label").filter(has_text="MLA").click()
     page.wait_for_function(f"() => document.querySelector('{CACHE}').data.filter(t => t.type === 'heatmap')"
-                           ".length === 8")                                            # 4 layers × (latent, RoPE key)
+                           ".reduce((n, t) => n + t.z.length, 0) === 8")             # 4 layers × (latent, RoPE key)
     set_slider(page, "kv_new_tokens", 40)
     page.locator("#kv_generate").click()
     expect(page.locator("#kv_status")).to_contain_text("第 40 / 40 步", timeout=120_000)
-    expect(page.locator("#kv_groups_plot .js-plotly-plot")).to_contain_text("潜在向量 c（32）")
+    expect(page.locator("#kv_groups_plot .js-plotly-plot")).to_contain_text("c：潜在向量（32 个数）")
     shot(page, "kv-zh")
 
     box = page.locator("#kv_prompt textarea")

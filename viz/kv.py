@@ -45,13 +45,12 @@ TEXT = {
         "press": "press Generate to measure",
         "query": "query heads",
         "kv": "K/V heads",
-        "latent": "latent c ({r})",
-        "rope_key": "RoPE key ({d})",
+        "mla_legend": "c: the latent ({r} numbers), read by each head<br>through its own W_UK, W_UV · "
+                      "kᴿ: one RoPE key ({d}), shared",
         "q": "Q{n}",
         "kvh": "K/V{n}",
         "per_layer": "cached per layer and token: {expr} = {n} numbers",
         "vs_mha": "{x} of MHA's {mha}",
-        "mla_edges": "each head up-projects c with its own W_UK, W_UV",
         "scale_title": "KV cache as the context grows (batch {batch}, {dtype})",
         "scale_context": "context length T (tokens)",
         "gib": "GiB",
@@ -105,13 +104,11 @@ TEXT = {
         "press": "点击“生成”开始测量",
         "query": "查询头",
         "kv": "K/V 头",
-        "latent": "潜在向量 c（{r}）",
-        "rope_key": "RoPE 键（{d}）",
+        "mla_legend": "c：潜在向量（{r} 个数），每个头用自己的<br>W_UK、W_UV 读取 · kᴿ：所有头共享的 RoPE 键（{d}）",
         "q": "Q{n}",
         "kvh": "K/V{n}",
         "per_layer": "每层每个词元缓存：{expr} = {n} 个数",
         "vs_mha": "为 MHA（{mha}）的 {x}",
-        "mla_edges": "每个头用自己的 W_UK、W_UV 从 c 上投影",
         "scale_title": "KV 缓存随上下文增长（批大小 {batch}，{dtype}）",
         "scale_context": "上下文长度 T（词元）",
         "gib": "GiB",
@@ -163,29 +160,35 @@ def cache_figure(rows: list[tuple[str, int]], n_layers: int, capacity: int, prom
     cached yet, the preallocated buffer is drawn empty). The y axis spans ``full_height`` numbers per
     token (an MHA cache of the same model), so a smaller cache is visibly smaller.
 
-    The values travel as float32 arrays (plotly sends them base64-encoded): a 4 × 8 × 500 picture
-    builds in ~2 ms instead of ~160 ms as nested lists, and it is redrawn ~10 times a second.
+    It is redrawn several times a second, so it is cheap on both ends: the values travel as float32
+    arrays (base64 in the JSON: a 4 × 8 × 500 picture builds in ~2 ms instead of ~160 ms as nested
+    lists), and the rows of equal width in a layer share one heatmap (4 traces for MHA instead of
+    32: half the browser's drawing time).
     """
     band = sum(width for _, width in rows)
     filled = picture.shape[2] if picture is not None else 0
-    data, shapes, ticks = [], [], []
+    data, shapes, ticks, borders = [], [], [], []
     shapes.append({"type": "rect", "x0": -0.5, "x1": capacity - 0.5, "y0": 0, "y1": band * n_layers,
                    "fillcolor": COLORS["empty"], "line": {"width": 0}, "layer": "below"})
     for layer in range(n_layers):
         top = layer * band
         ticks.append((top + band / 2, tr(TEXT, "layer", lang).format(n=layer + 1)))
         offset = 0
-        for r, (name, width) in enumerate(rows):
-            values = finite_array(picture[layer, r]) if picture is not None else []
-            label = f"{tr(TEXT, 'layer', lang).format(n=layer + 1)} · {name}"
-            data.append({"type": "heatmap", "z": [values], "x0": 0, "dx": 1, "y0": top + offset + width / 2,
-                         "dy": width, "coloraxis": "coloraxis", "name": label,
+        for first, count, width in _runs(rows):          # one trace per run of equally wide rows
+            names = " ".join(name for name, _ in rows[first:first + count])
+            label = f"{tr(TEXT, 'layer', lang).format(n=layer + 1)} · {names}"
+            z = finite_array(picture[layer, first:first + count]) if picture is not None else [[]] * count
+            data.append({"type": "heatmap", "z": z, "x0": 0, "dx": 1, "y0": top + offset + width / 2, "dy": width,
+                         "coloraxis": "coloraxis", "name": label,
                          "hovertemplate": f"{label}<br>position %{{x}}<br>RMS %{{z:.3f}}<extra></extra>"})
-            offset += width
-            shapes.append({"type": "line", "x0": -0.5, "x1": capacity - 0.5, "y0": top + offset,
-                           "y1": top + offset, "line": {"color": "white", "width": 0.5}})
+            for _ in range(count):
+                offset += width
+                borders += [top + offset, top + offset, None]
         shapes.append({"type": "line", "x0": -0.5, "x1": capacity - 0.5, "y0": top, "y1": top,
                        "line": {"color": "#334155", "width": 1.5}})
+    # white lines between rows: one path (a shape per row costs the browser ~40 % of a redraw)
+    data.append({"type": "scatter", "mode": "lines", "x": [-0.5, capacity - 0.5, None] * (len(borders) // 3),
+                 "y": borders, "line": {"color": "white", "width": 0.5}, "hoverinfo": "skip", "showlegend": False})
     shapes.append({"type": "line", "x0": prompt_len - 0.5, "x1": prompt_len - 0.5, "y0": 0,
                    "y1": band * n_layers, "line": {"color": COLORS["prefill"], "width": 2, "dash": "dot"}})
     notes = [{"x": prompt_len - 0.5, "y": 0, "yref": "y", "text": tr(TEXT, "prompt", lang), "showarrow": False,
@@ -210,6 +213,22 @@ def cache_figure(rows: list[tuple[str, int]], n_layers: int, capacity: int, prom
         "shapes": shapes, "annotations": notes}
     layout["margin"] = {**layout["margin"], "t": 100}
     return figure(data, layout)
+
+
+def _runs(rows: list[tuple[str, int]]) -> list[tuple[int, int, int]]:
+    """Consecutive rows of equal width as ``(first, count, width)``.
+
+    >>> _runs([("K0", 32), ("K1", 32), ("V0", 32), ("latent c", 32), ("RoPE key", 16)])
+    [(0, 4, 32), (4, 1, 16)]
+    """
+    runs: list[tuple[int, int, int]] = []
+    for i, (_, width) in enumerate(rows):
+        if runs and runs[-1][2] == width:
+            first, count, _ = runs[-1]
+            runs[-1] = (first, count + 1, width)
+        else:
+            runs.append((i, 1, width))
+    return runs
 
 
 # --------------------------------------------------------------------------- bytes and time
@@ -279,13 +298,13 @@ def groups_figure(n_heads: int, n_kv_heads: int, mla: bool, latent: int, rope: i
     data, boxes = [], []
     if mla:
         middle = (n_heads - 1) / 2
-        targets = [(middle - 0.75, tr(TEXT, "latent", lang).format(r=latent), COLORS["latent"]),
-                   (middle + 0.95, tr(TEXT, "rope_key", lang).format(d=rope), COLORS["rope"])]
+        targets = [(middle - 0.8, f"c ({latent})", COLORS["latent"]), (middle + 0.8, f"kᴿ ({rope})", COLORS["rope"])]
         for h in range(n_heads):
             data += [_edge(h, x, color, dash="dot" if i else "solid") for i, (x, _, color) in enumerate(targets)]
         boxes += [_box(x, 0, label, color) for x, label, color in targets]
-        boxes.append({"x": 0.5, "y": -0.3, "xref": "paper", "yref": "paper", "showarrow": False,
-                      "text": tr(TEXT, "mla_edges", lang), "font": {"size": 11, "color": "#475569"}})
+        boxes.append({"x": 0.5, "y": 0, "xref": "paper", "yref": "paper", "yshift": -8, "showarrow": False,
+                      "yanchor": "top", "font": {"size": 11, "color": "#475569"},
+                      "text": tr(TEXT, "mla_legend", lang).format(r=latent, d=rope)})
         colors = [COLORS["cached"]] * n_heads
     else:
         colors = [GROUP_COLORS[(h // group) % len(GROUP_COLORS)] for h in range(n_heads)]
@@ -297,9 +316,9 @@ def groups_figure(n_heads: int, n_kv_heads: int, mla: bool, latent: int, rope: i
         boxes.append({"x": 0, "y": y, "xref": "paper", "text": tr(TEXT, key, lang) if y or not mla else "MLA",
                       "showarrow": False, "xanchor": "right", "xshift": -8, "font": {"size": 11}})
     layout = base_layout(height=250) | {
-        "xaxis": {"visible": False, "range": [-0.6, n_heads - 0.4 + (0.9 if mla else 0)]},
-        "yaxis": {"visible": False, "range": [-0.35, 1.3]}, "showlegend": False, "annotations": boxes}
-    layout["margin"] = {"l": 90, "r": 20, "t": 56, "b": 40}
+        "xaxis": {"visible": False, "range": [-0.6, n_heads - 0.4]},
+        "yaxis": {"visible": False, "range": [-0.3, 1.3]}, "showlegend": False, "annotations": boxes}
+    layout["margin"] = {"l": 90, "r": 20, "t": 56, "b": 56 if mla else 20}
     return figure(data, layout)
 
 
@@ -420,7 +439,7 @@ def status_markdown(step: int, total: int, tokens: int, measured: int, formula: 
 # --------------------------------------------------------------------------- the text
 def text_html(prompt: str, generated: str) -> str:
     """The prompt, then the generated text highlighted, escaped, line breaks kept."""
-    return ('<div class="kv-text" style="white-space: pre-wrap; font-family: ui-monospace, monospace; '
-            'line-height: 1.5; min-height: 4.5em; padding: 0.6em; border: 1px solid #e2e8f0; border-radius: 8px">'
+    return ('<div class="kv-text" style="white-space: pre-wrap; overflow-wrap: anywhere; font-family: ui-monospace, '
+            'monospace; line-height: 1.5; min-height: 4.5em; padding: 0.6em; border: 1px solid #e2e8f0; border-radius: 8px">'
             f'<span style="color: #475569">{html.escape(prompt)}</span>'
             f'<span style="background: #e0e7ff; color: #1e1b4b">{html.escape(generated)}</span></div>')
