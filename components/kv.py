@@ -166,12 +166,12 @@ def kv_plan(prompt: str, attention: str, n_kv_heads: float, kv_latent_dim: float
     prompt_len, n_new = _capacity(prompt, max_new_tokens)
     capacity, bpe = prompt_len + n_new - 1, 4                    # the app's cache is fp32, like its weights
     rows = cache_rows(config)
-    mha_height = 2 * config.n_heads * config.head_dim
-    note = "" if has_checkpoint(config) else " · ⚠ " + ("random weights" if lang == "en" else "随机权重")
-    summary = per_layer_markdown(rows, mha_height, config.variant, lang) + note
+    mha_per_layer = 2 * config.n_heads * config.head_dim
+    summary = per_layer_markdown(rows, mha_per_layer, config.variant, has_checkpoint(config), lang)
     groups = groups_figure(config.n_heads, config.n_kv_heads, config.attention == "mla",
                            config.kv_latent_dim or 0, config.rope_width, lang)
-    cache = cache_figure(rows, config.n_layers, capacity, prompt_len, None, config.n_layers * mha_height, 0, lang)
+    cache = cache_figure(rows, config.n_layers, capacity, prompt_len, None, config.n_layers * mha_per_layer, 0,
+                         lang)
     growth = growth_figure(capacity, _formula(config, bpe), config.cache_elements_per_token() * bpe,
                            _others(config, bpe), [], [], [], [], [], lang)
     return groups, summary, cache, growth, text_html(prompt, "")
@@ -193,13 +193,12 @@ def kv_generate(prompt: str, attention: str, n_kv_heads: float, kv_latent_dim: f
     frames = stream_tiny_gpt(attention, prompt, n_new, n_kv_heads=config.n_kv_heads,
                              kv_latent_dim=config.kv_latent_dim, temperature=temp,
                              seed=as_int("seed", seed, low=0, high=SEED_MAX))
-    cache_tokens, cache_bytes, context, ms_cached, ms_uncached = [], [], [], [], []
+    context, cache_bytes, ms_cached, ms_uncached = [], [], [], []    # per step: T, bytes, both timings
     last_plots = -PLOT_INTERVAL_S
     for frame in frames:
         info, pair = frame.info, frame.pair
-        cache_tokens.append(pair.cached.context)
+        context.append(pair.cached.context)                # = tokens in the cache after the step
         cache_bytes.append(pair.cached.cache_bytes)
-        context.append(pair.cached.context)
         ms_cached.append(pair.cached.ms)
         ms_uncached.append(pair.uncached.ms)
         if pair.picture is None:                 # a picture comes every 0.2 s of decoding: so does an update
@@ -208,7 +207,7 @@ def kv_generate(prompt: str, attention: str, n_kv_heads: float, kv_latent_dim: f
         device = (f"{info.device} · prefill {ms_cached[0]:.1f} ms · decode with the cache "
                   f"{_mean(ms_cached[1:] or ms_cached):.2f} ms/token, without {_mean(ms_uncached):.2f} "
                   f"ms/token · {pair.step + 1} tokens")
-        mha_height = 2 * cfg.n_layers * cfg.n_heads * cfg.head_dim
+        mha_total = 2 * cfg.n_layers * cfg.n_heads * cfg.head_dim
         status = status_markdown(pair.step + 1, n_new, T, pair.cached.cache_bytes, _formula(cfg, bpe, str(T)),
                                  cfg.cache_elements_per_token() * T * bpe, frame.identical, info.trained,
                                  info.name, info.val_loss, lang)
@@ -218,10 +217,10 @@ def kv_generate(prompt: str, attention: str, n_kv_heads: float, kv_latent_dim: f
         if time.perf_counter() - last_plots < PLOT_INTERVAL_S and pair.step < n_new - 1:
             yield text, status, gr.skip(), gr.skip(), device
             continue
-        cache = cache_figure(info.rows, cfg.n_layers, info.capacity, info.prompt_len, pair.picture, mha_height,
+        cache = cache_figure(info.rows, cfg.n_layers, info.capacity, info.prompt_len, pair.picture, mha_total,
                              pair.cached.cache_bytes, lang)
         growth = growth_figure(info.capacity, _formula(cfg, bpe), cfg.cache_elements_per_token() * bpe,
-                               _others(cfg, bpe), cache_tokens, cache_bytes, context, ms_cached, ms_uncached, lang)
+                               _others(cfg, bpe), context, cache_bytes, context, ms_cached, ms_uncached, lang)
         last_plots = time.perf_counter()
         yield text, status, cache, growth, device
 

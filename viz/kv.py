@@ -51,6 +51,7 @@ TEXT = {
         "kvh": "K/V{n}",
         "per_layer": "cached per layer and token: {expr} = {n} numbers",
         "vs_mha": "{x} of MHA's {mha}",
+        "untrained": "no checkpoint for this shape: random weights",
         "scale_title": "KV cache as the context grows (batch {batch}, {dtype})",
         "scale_context": "context length T (tokens)",
         "gib": "GiB",
@@ -109,6 +110,7 @@ TEXT = {
         "kvh": "K/V{n}",
         "per_layer": "每层每个词元缓存：{expr} = {n} 个数",
         "vs_mha": "为 MHA（{mha}）的 {x}",
+        "untrained": "此结构没有训练好的权重：使用随机权重",
         "scale_title": "KV 缓存随上下文增长（批大小 {batch}，{dtype}）",
         "scale_context": "上下文长度 T（词元）",
         "gib": "GiB",
@@ -333,8 +335,9 @@ def _box(x: float, y: float, label: str, color: str) -> dict:
             "bordercolor": "white", "borderpad": 6, "font": {"color": "white", "size": 12}}
 
 
-def per_layer_markdown(rows: list[tuple[str, int]], mha_per_layer: int, variant: str, lang: str = "en") -> str:
-    """One line: what one layer caches per token, with the numbers, against MHA."""
+def per_layer_markdown(rows: list[tuple[str, int]], mha_per_layer: int, variant: str, trained: bool = True,
+                       lang: str = "en") -> str:
+    """One line: what one layer caches per token, with the numbers, against MHA; whether it is trained."""
     widths = [w for _, w in rows]
     if variant == "MLA":
         expr = " + ".join(str(w) for w in widths)
@@ -343,7 +346,8 @@ def per_layer_markdown(rows: list[tuple[str, int]], mha_per_layer: int, variant:
     n = sum(widths)
     ratio = f"{n / mha_per_layer:.3g}×" if n != mha_per_layer else "1×"
     return (f"**{variant}** · {tr(TEXT, 'per_layer', lang).format(expr=expr, n=n)} · "
-            f"{tr(TEXT, 'vs_mha', lang).format(x=ratio, mha=mha_per_layer)}")
+            f"{tr(TEXT, 'vs_mha', lang).format(x=ratio, mha=mha_per_layer)}"
+            + ("" if trained else f" · ⚠ {tr(TEXT, 'untrained', lang)}"))
 
 
 # --------------------------------------------------------------------------- real models on paper
