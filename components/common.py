@@ -1,9 +1,13 @@
 """What every tab shares: backend errors as ``gr.Error``, the device line, the Explain accordion."""
 from __future__ import annotations
 
+import contextvars
 import functools
 import logging
-from typing import Callable, TypeVar
+import os
+import queue
+import threading
+from typing import Callable, Iterator, TypeVar
 
 import gradio as gr
 
@@ -16,6 +20,9 @@ log = logging.getLogger("llm_anatomy")
 # at most this many run at once across the app, and they never take an instant event's slot.
 # Use as ``button.click(fn, ..., **HEAVY)``; instant events keep the app's default queue.
 HEAVY = dict(concurrency_id="heavy", concurrency_limit=2)
+BACKGROUND_NICE = 10     # how much lower the OS priority of long work is than the instant handlers'
+
+T = TypeVar("T")
 
 STRINGS = {
     "en": {
@@ -125,3 +132,57 @@ def as_number(name: str, value) -> float:
     if number != number or number in (float("inf"), float("-inf")):
         raise ValueError(f"{name} must be a finite number, got {value!r}")
     return number
+
+
+def in_background(items: Iterator[T], *, nice: int = BACKGROUND_NICE) -> Iterator[T]:
+    """Run the generator ``items`` in a thread of its own at a lower OS priority; yield its items here.
+
+    Long work (a generation, a training run) shares the CPU with the instant tabs. On Linux its
+    thread is niced, so under contention the scheduler serves the instant handlers first and the
+    long work takes what is left; on an idle machine it runs at full speed. (Lowering one's own
+    priority needs no privilege; elsewhere the thread simply runs at normal priority.) The worker
+    runs at most two items ahead; closing this generator (Stop, a client gone) stops the worker there and
+    closes ``items``. An exception in ``items`` is raised here.
+    """
+    box: queue.Queue = queue.Queue(maxsize=1)
+    stop = threading.Event()
+
+    def put(message) -> bool:
+        while not stop.is_set():
+            try:
+                box.put(message, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)   # this thread only (Linux)
+        except (AttributeError, OSError):
+            pass
+        try:
+            for item in items:
+                if not put(("item", item)):
+                    break
+            else:
+                put(("done", None))
+        except BaseException as exc:                                 # noqa: BLE001 (re-raised below)
+            put(("error", exc))
+        finally:
+            getattr(items, "close", lambda: None)()
+
+    # The request's context goes along (ZeroGPU reads the Gradio request from a context variable).
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(work,), name="llm-anatomy-background",
+                              daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = box.get()
+            if kind == "done":
+                return
+            if kind == "error":
+                raise value
+            yield value
+    finally:
+        stop.set()

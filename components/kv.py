@@ -5,7 +5,7 @@ import time
 
 import gradio as gr
 
-from components.common import HEAVY, as_int, as_number, device_line, explain, user_errors
+from components.common import HEAVY, as_int, as_number, device_line, explain, in_background, user_errors
 from components.i18n import lang_of, t
 from models.calculator import PRESETS
 from models.limits import (CALC_MAX_CONTEXT, KV_CONTEXT, KV_MAX_LATENT, KV_MAX_NEW_TOKENS, KV_MAX_TEMPERATURE,
@@ -190,9 +190,10 @@ def kv_generate(prompt: str, attention: str, n_kv_heads: float, kv_latent_dim: f
     temp = as_number("temperature", temperature)
     if not 0 <= temp <= KV_MAX_TEMPERATURE:
         raise ValueError(f"temperature = {temp:g} must be from 0 (greedy) to {KV_MAX_TEMPERATURE:g}")
-    frames = stream_tiny_gpt(attention, prompt, n_new, n_kv_heads=config.n_kv_heads,
-                             kv_latent_dim=config.kv_latent_dim, temperature=temp,
-                             seed=as_int("seed", seed, low=0, high=SEED_MAX))
+    # In a thread of lower OS priority: under load the instant tabs are served first.
+    frames = in_background(stream_tiny_gpt(attention, prompt, n_new, n_kv_heads=config.n_kv_heads,
+                                           kv_latent_dim=config.kv_latent_dim, temperature=temp,
+                                           seed=as_int("seed", seed, low=0, high=SEED_MAX)))
     context, cache_bytes, ms_cached, ms_uncached = [], [], [], []    # per step: T, bytes, both timings
     last_plots = -PLOT_INTERVAL_S
     for frame in frames:

@@ -13,7 +13,7 @@ from gradio.i18n import I18nData
 import app
 import components
 import viz
-from components.common import user_errors
+from components.common import in_background, user_errors
 from components.i18n import LOCALES, lang_of, merge_strings
 from models import device as dev
 from tests.conftest import ROOT
@@ -138,3 +138,35 @@ def test_user_errors_bridge():
     assert next(gen) == 1
     with pytest.raises(gr.Error, match="stopped at step 2"):
         next(gen)
+
+
+def test_in_background_yields_in_order_and_raises_here():
+    def items():
+        yield from range(3)
+        raise ValueError("step 3 failed")
+    got = []
+    with pytest.raises(ValueError, match="step 3 failed"):
+        for item in in_background(items()):
+            got.append(item)
+    assert got == [0, 1, 2]
+    assert list(in_background(iter(["a", "b"]))) == ["a", "b"]
+
+
+def test_in_background_runs_niced_and_stops_when_closed():
+    import os
+    import threading
+    closed = threading.Event()
+
+    def endless():
+        try:
+            while True:
+                yield os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        finally:
+            closed.set()
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    stream = in_background(endless())
+    priority = next(stream)
+    stream.close()                                       # Stop: the worker ends and closes the source
+    assert closed.wait(5)
+    assert priority == min(19, mine + 10)                # the worker thread only, not this one
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine

@@ -81,7 +81,7 @@ def test_plan_mla_draws_the_latent_and_the_rope_key(client):
     groups, summary, *_ = client.predict(PROMPT, "mla", 4, 32, 10, api_name="/kv_plan")
     labels = [a["text"] for a in plot_json(groups)["layout"]["annotations"]]
     assert any("c (32)" in label for label in labels) and any("kᴿ (16)" in label for label in labels)
-    assert any("one RoPE key (16), shared" in label for label in labels)
+    assert any("one RoPE key (16), shared by all heads" in label for label in labels)
     assert "32 + 16 = 48 numbers" in summary
 
 

@@ -45,8 +45,8 @@ TEXT = {
         "press": "press Generate to measure",
         "query": "query heads",
         "kv": "K/V heads",
-        "mla_legend": "c: the latent ({r} numbers), read by each head<br>through its own W_UK, W_UV · "
-                      "kᴿ: one RoPE key ({d}), shared",
+        "mla_legend": "c: the latent ({r} numbers), read by each<br>head through its own W_UK, W_UV<br>"
+                      "kᴿ: one RoPE key ({d}), shared by all heads",
         "q": "Q{n}",
         "kvh": "K/V{n}",
         "per_layer": "cached per layer and token: {expr} = {n} numbers",
@@ -105,7 +105,7 @@ TEXT = {
         "press": "点击“生成”开始测量",
         "query": "查询头",
         "kv": "K/V 头",
-        "mla_legend": "c：潜在向量（{r} 个数），每个头用自己的<br>W_UK、W_UV 读取 · kᴿ：所有头共享的 RoPE 键（{d}）",
+        "mla_legend": "c：潜在向量（{r} 个数），<br>每个头用自己的 W_UK、W_UV 读取<br>kᴿ：所有头共享的 RoPE 键（{d}）",
         "q": "Q{n}",
         "kvh": "K/V{n}",
         "per_layer": "每层每个词元缓存：{expr} = {n} 个数",
@@ -317,10 +317,10 @@ def groups_figure(n_heads: int, n_kv_heads: int, mla: bool, latent: int, rope: i
     for y, key in ((1, "query"), (0, "kv")):
         boxes.append({"x": 0, "y": y, "xref": "paper", "text": tr(TEXT, key, lang) if y or not mla else "MLA",
                       "showarrow": False, "xanchor": "right", "xshift": -8, "font": {"size": 11}})
-    layout = base_layout(height=250) | {
+    layout = base_layout(height=290 if mla else 250) | {
         "xaxis": {"visible": False, "range": [-0.6, n_heads - 0.4]},
         "yaxis": {"visible": False, "range": [-0.3, 1.3]}, "showlegend": False, "annotations": boxes}
-    layout["margin"] = {"l": 90, "r": 20, "t": 56, "b": 56 if mla else 20}
+    layout["margin"] = {"l": 90, "r": 20, "t": 56, "b": 70 if mla else 20}
     return figure(data, layout)
 
 
