@@ -157,14 +157,22 @@ def kv_plan(prompt: str, attention: str, n_kv_heads: float, kv_latent_dim: float
             request: gr.Request = None):
     """The ``/kv_plan`` endpoint: the grouping diagram, what a layer caches, the empty preallocated
     cache and the formula's line, for the chosen variant, before anything is generated."""
-    from models.kv_cache import cache_rows
-    from models.tiny_gpt import has_checkpoint
-    from viz.kv import cache_figure, groups_figure, growth_figure, per_layer_markdown, text_html
+    from models.device import get_device, timed
 
     lang = lang_of(request)
+    with timed(get_device()) as watch:
+        outputs = _plan(prompt, attention, n_kv_heads, kv_latent_dim, max_new_tokens, lang)
+    return (*outputs, str(watch.timing))
+
+
+def _plan(prompt, attention, n_kv_heads, kv_latent_dim, max_new_tokens, lang):
+    from models.kv_cache import cache_rows
+    from models.tiny_gpt import BYTES_PER_ELEM, has_checkpoint
+    from viz.kv import cache_figure, groups_figure, growth_figure, per_layer_markdown, text_html
+
     config = _config(attention, n_kv_heads, kv_latent_dim)
     prompt_len, n_new = _capacity(prompt, max_new_tokens)
-    capacity, bpe = prompt_len + n_new - 1, 4                    # the app's cache is fp32, like its weights
+    capacity, bpe = prompt_len + n_new - 1, BYTES_PER_ELEM
     rows = cache_rows(config)
     mha_per_layer = 2 * config.n_heads * config.head_dim
     summary = per_layer_markdown(rows, mha_per_layer, config.variant, has_checkpoint(config), lang)
@@ -310,7 +318,7 @@ def build() -> dict:
     explain("kv_explain")
 
     plan_inputs = [prompt, attention, n_kv, latent, new_tokens]
-    plan_outputs = [groups_plot, variant_md, cache_plot, growth_plot, text]
+    plan_outputs = [groups_plot, variant_md, cache_plot, growth_plot, text, device]
     plan = dict(fn=kv_plan, inputs=plan_inputs, outputs=plan_outputs, show_progress="hidden")
     gr.on([prompt.blur, prompt.submit, latent.release, new_tokens.release], api_name="kv_plan", **plan)
     attention.input(_variant_to_slider, [attention, n_kv], n_kv, api_visibility="private",

@@ -34,6 +34,8 @@ CHECKPOINT_DIR = ROOT / "data" / "tiny_gpt"
 CORPUS = ROOT / "data" / "corpus" / "en.txt"
 VAL_FRACTION = 0.1                 # the last 10 % of the corpus is held out
 VARIANTS = KV_VARIANTS
+DTYPE = torch.float32              # compute and cache, on every device (the checkpoints store fp16)
+BYTES_PER_ELEM = torch.finfo(DTYPE).bits // 8
 
 
 class CharVocab:
@@ -155,7 +157,7 @@ def load_checkpoint(path: Path, device: torch.device | str | None = None) -> Loa
     blob = torch.load(path, map_location="cpu", weights_only=True)
     config = GPTConfig(**blob["config"])
     model = TinyGPT(config)
-    model.load_state_dict({k: v.float() for k, v in blob["state_dict"].items()})
+    model.load_state_dict({k: v.to(DTYPE) for k, v in blob["state_dict"].items()})
     return Loaded(model.to(resolve_device(device)).eval(), CharVocab(blob["vocab"]), True,
                   blob["val_loss"], path.stem)
 
@@ -216,9 +218,8 @@ def stream_tiny_gpt(variant: str, prompt: str, max_new_tokens: int, *, n_kv_head
     config = loaded.model.config
     check_generation(config, len(prompt), max_new_tokens, temperature)
     ids = loaded.vocab.encode(prompt)
-    dtype = loaded.model.head.weight.dtype
     info = RunInfo(loaded.name, config, loaded.trained, loaded.val_loss, cache_rows(config),
-                   len(ids), len(ids) + max_new_tokens - 1, torch.empty((), dtype=dtype).element_size(),
+                   len(ids), len(ids) + max_new_tokens - 1, loaded.model.head.weight.element_size(),
                    device_name(loaded.model.head.weight.device))
     tokens, same = [], True
     for pair in side_by_side(loaded.model, ids, max_new_tokens, temperature=temperature, seed=seed):

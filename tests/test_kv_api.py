@@ -65,7 +65,8 @@ def test_untrained_latent_width_runs_with_random_weights_and_says_so(client):
 
 
 def test_plan_draws_the_groups_and_the_empty_preallocated_cache(client):
-    groups, summary, cache, growth, text = client.predict(PROMPT, "gqa", 2, 32, 10, api_name="/kv_plan")
+    groups, summary, cache, growth, text, device = client.predict(PROMPT, "gqa", 2, 32, 10, api_name="/kv_plan")
+    assert device.split()[0] in ("cpu", "cuda") and device.endswith("ms")
     edges = [t for t in plot_json(groups)["data"] if t["mode"] == "lines"]
     # query head h (x = h, y = 1) reads KV head h // 2, drawn under its pair: x = 0.5 or 2.5
     assert [(e["x"][0], e["x"][1]) for e in edges] == [(0, 0.5), (1, 0.5), (2, 2.5), (3, 2.5)]
