@@ -9,7 +9,7 @@ import os
 
 import gradio as gr
 
-from components import bpe, calculator, common, masks, moe, norms, positions, share
+from components import bpe, calculator, common, kv, masks, moe, norms, positions, share
 from components.i18n import build_i18n, t
 
 # (tab id, label key, module): deleting a tab is deleting its line here and its module.
@@ -20,6 +20,7 @@ TABS = [
     ("positions", "tab_positions", positions),
     ("norms", "tab_norms", norms),
     ("moe", "tab_moe", moe),
+    ("kv", "tab_kv", kv),
 ]
 
 STRINGS = {

@@ -1,6 +1,7 @@
 """What every tab shares: backend errors as ``gr.Error``, the device line, the Explain accordion."""
 from __future__ import annotations
 
+import contextvars
 import functools
 import logging
 import os
@@ -132,7 +133,7 @@ def as_number(name: str, value) -> float:
     return number
 
 
-def low_priority(start: Callable[[], Iterator[T]], *, process: bool = True,
+def low_priority(start: Callable[[], Iterator[T]], *, process: bool | None = None,
                  nice: int = LOW_PRIORITY_NICE) -> Iterator[T]:
     """Run the iterator that ``start()`` makes in its own worker at a lower CPU priority; yield what it
     yields, raise what it raises (a ``ValueError`` stays a ``ValueError``).
@@ -141,16 +142,20 @@ def low_priority(start: Callable[[], Iterator[T]], *, process: bool = True,
     would: its many small torch calls compete with every request for the GIL (measured: twenty
     learners' p95 rose 3-5x while a run trained in a thread, and not at all with it in a process).
     So the worker is a forked process (nothing to import, the models already loaded) at niceness
-    ``nice``, one torch thread; where fork is missing or unsafe (CUDA initialised, ZeroGPU) pass
-    ``process=False`` for a thread (its niceness is its own on Linux). At most two items wait (the
-    work pauses when the page falls behind); closing this iterator (Stop, a closed page) ends the
-    worker.
+    ``nice``, one torch thread. ``process=None`` chooses: a process when the shared device is the CPU
+    and fork exists, else a thread (CUDA must not be used across a fork, and ZeroGPU reads the
+    request from a context variable, which the thread carries); a thread's niceness is its own on
+    Linux. At most two items wait (the work pauses when the page falls behind); closing this
+    iterator (Stop, a closed page) ends the worker.
 
     >>> list(low_priority(lambda: iter([1, 2, 3])))
     [1, 2, 3]
     """
     import multiprocessing
 
+    if process is None:
+        from models.device import get_device
+        process = get_device().type == "cpu" and not os.environ.get("SPACES_ZERO_GPU")
     use_process = process and "fork" in multiprocessing.get_all_start_methods()
     if use_process:
         ctx = multiprocessing.get_context("fork")
@@ -158,8 +163,8 @@ def low_priority(start: Callable[[], Iterator[T]], *, process: bool = True,
         worker = ctx.Process(target=_work, args=(start, channel, stop, nice, True), name="low-priority", daemon=True)
     else:
         channel, stop = queue.Queue(maxsize=2), threading.Event()
-        worker = threading.Thread(target=_work, args=(start, channel, stop, nice, False), name="low-priority",
-                                  daemon=True)
+        worker = threading.Thread(target=contextvars.copy_context().run,
+                                  args=(_work, start, channel, stop, nice, False), name="low-priority", daemon=True)
     worker.start()
     try:
         while True:

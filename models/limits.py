@@ -81,3 +81,15 @@ MOE_TRAIN_MAX_STEPS = 600
 MOE_TRAIN_MAX_EXPERTS = 16
 MOE_TRAIN_MAX_AUX = 1.0
 MOE_TRAIN_MAX_Z = 0.1
+# KV cache: the tiny GPT (its shape is fixed by the committed checkpoints) and what one run may ask.
+KV_CONTEXT = 512                    # the tiny GPT's context: prompt + new tokens
+KV_N_HEADS = 4                      # its query heads, so n_kv_heads is 1, 2 or 4
+KV_D_MODEL = 128
+KV_N_LAYERS = 4
+KV_MAX_LATENT = KV_D_MODEL          # MLA latent width: 1 … d_model
+KV_MAX_NEW_TOKENS = KV_CONTEXT - 1
+KV_VARIANTS = ("mha", "gqa", "mqa", "mla")   # attention choices (GQA: n_kv_heads; MLA: latent width)
+KV_TRAINED_LATENT = 32              # the MLA checkpoint's latent width; other widths get random weights
+KV_TRAINED_GQA = 2                  # the GQA checkpoint's KV heads
+KV_MAX_TEMPERATURE = 2.0
+KV_SCALE_MAX_BATCH = 1_024          # the on-paper scale-up (context bounds: CALC_MAX_CONTEXT)

@@ -50,6 +50,21 @@ def plot_json(value) -> dict:
     return json.loads(value["plot"]) if isinstance(value, dict) and "plot" in value else value
 
 
+def plot_array(value) -> list:
+    """A trace's ``x``/``y``/``z`` as a list, whether plotly sent it as a list or as a typed array
+    (``{"dtype": "f4", "bdata": <base64>, "shape": "4, 9"}``, what numpy arrays become)."""
+    import base64
+
+    import numpy as np
+
+    if isinstance(value, dict) and "bdata" in value:
+        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+        if "shape" in value:
+            array = array.reshape([int(n) for n in str(value["shape"]).split(",")])
+        return array.tolist()
+    return value
+
+
 def raw_call(url: str, name: str, data: list, timeout: float = 120.0, *, session: str | None = None,
              final: bool = False) -> tuple[str, str]:
     """Call endpoint ``name`` over Gradio's HTTP API; return ``(event, payload)`` of the first result.

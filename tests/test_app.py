@@ -13,7 +13,7 @@ from gradio.i18n import I18nData
 import app
 import components
 import viz
-from components.common import user_errors
+from components.common import low_priority, user_errors
 from components.i18n import LOCALES, lang_of, merge_strings
 from models import device as dev
 from tests.conftest import ROOT
@@ -151,3 +151,38 @@ def test_user_errors_bridge():
     assert next(gen) == 1
     with pytest.raises(gr.Error, match="stopped at step 2"):
         next(gen)
+
+
+@pytest.mark.parametrize("process", [False, True])
+def test_low_priority_yields_in_order_and_raises_here(process):
+    def items():
+        yield from range(3)
+        raise ValueError("step 3 failed")
+    got = []
+    with pytest.raises(ValueError, match="step 3 failed"):
+        for item in low_priority(items, process=process):
+            got.append(item)
+    assert got == [0, 1, 2]
+    assert list(low_priority(lambda: iter(["a", "b"]), process=process)) == ["a", "b"]
+
+
+@pytest.mark.parametrize("process", [False, True])
+def test_low_priority_runs_niced_and_stops_when_closed(process, tmp_path):
+    import os
+    import threading
+    marker = tmp_path / "closed"                      # the worker may be another process: a file tells
+
+    def endless():
+        try:
+            while True:
+                yield os.getpid(), os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        finally:
+            marker.write_text("closed")
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    stream = low_priority(endless, process=process)
+    pid, priority = next(stream)
+    stream.close()                                       # Stop: the worker ends and closes the source
+    assert marker.read_text() == "closed"
+    assert priority == min(19, mine + 10)                # the worker only, not this thread
+    assert (pid != os.getpid()) == process
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine

@@ -17,6 +17,7 @@ BASELINE = {
     "norm_train": {"steps": 10, "warmup": 5},
     "bpe_train": {"corpus": "custom", "text": "the cat sat on the mat. " * 20, "merges": 20},
     "moe_train": {"steps": 10, "compare": False},
+    "kv_generate": {"prompt": "The", "max_new_tokens": 2},
 }
 # Streaming endpoints: a call is accepted once its first update arrives; it is then cancelled.
 HUGE = "x" * 2_000_000

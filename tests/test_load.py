@@ -7,12 +7,14 @@ latency under load within ``MAX_RATIO`` times its idle p95 (idle = one client, n
 running). The issue's target is 3x; on the 2-core CI machine, which also runs the twenty learners,
 Gradio's own per-event cost (a trivial echo endpoint: ~67 ms and 15 ms of server CPU per call)
 puts the measured ratio at 5-9x, so the assertion guards against collapse and the README reports
-the figure.
+the figure. An endpoint as cheap as that echo (idle p95 ~60 ms) measures Gradio's queue rather than
+itself, and the same absolute latency under load gives it twice the ratio of an endpoint that
+computes for 60 ms; so an idle p95 below ``IDLE_FLOOR`` counts as ``IDLE_FLOOR``.
 
 The server runs as ``python app.py`` in its own process. The learners speak Gradio's HTTP API
 directly (what gradio_client speaks): gradio_client spends ~80 ms of CPU per call in the client,
 so twenty of them on a 2-core test machine would measure the clients rather than the server. One
-real gradio_client submits the long work.
+real gradio_client, in a process of its own, submits the long work.
 """
 from __future__ import annotations
 
@@ -27,7 +29,6 @@ import time
 import urllib.request
 
 import pytest
-from gradio_client import Client
 
 from tests.conftest import ROOT, free_port, raw_call
 
@@ -37,6 +38,7 @@ CLIENTS = 20
 DURATION = 20.0
 IDLE_CALLS = 15
 MAX_RATIO = 12.0
+IDLE_FLOOR = 0.1                   # s: a trivial Gradio echo endpoint's idle p95 is ~60 ms here
 THINK = (1.0, 3.0)                 # seconds between one learner's slider moves
 # Instant endpoints and valid arguments: what a slider move sends.
 INSTANT = {
@@ -63,6 +65,10 @@ INSTANT = {
     "/ffn_activations": lambda rng: [["relu", "gelu", "silu", "swiglu"], -rng.randint(1, 8), rng.randint(1, 8),
                                      rng.choice(["swiglu", "geglu"])],
     "/ffn_sizes": lambda rng: [rng.choice([768, 4096, 8192]), rng.choice([64, 256])],
+    "/kv_plan": lambda rng: ["The door was open", rng.choice(["mha", "gqa", "mqa", "mla"]), 2,
+                             rng.choice([16, 32, 64]), rng.randint(1, 400)],
+    "/kv_scale": lambda rng: [rng.choice(["Llama-2-7B", "Llama-3-8B", "DeepSeek-V2"]), rng.choice([4096, 32768]),
+                              rng.randint(1, 8), rng.choice(["bf16", "fp8"])],
 }
 # Instant endpoints that work on per-learner state (gr.State): the call that makes it, made once in
 # each learner's session (and the idle session) before its first instant call.
@@ -70,20 +76,22 @@ SETUP = {
     "/bpe_step": ("/bpe_train", ["zh", "", 200, "gpt4", "first", "the cat 露营 🙂", " that", 1]),
     "/bpe_encode": ("/bpe_train", ["zh", "", 200, "gpt4", "first", "the cat 露营 🙂", " that", 1]),
 }
-# Long work started once in the background for the whole run: endpoint -> arguments.
+# Long work kept running in the background for the whole run (submitted again as soon as it ends):
+# endpoint -> arguments. Each runs in a process of its own: a gradio_client reading a stream of
+# updates would otherwise take the learners' GIL.
+HEAVY_CLIENT = ("import json, sys; from gradio_client import Client; "
+                "c = Client(sys.argv[1], verbose=False, analytics_enabled=False)\n"
+                "while True: c.predict(*json.loads(sys.argv[3]), api_name=sys.argv[2])")
 HEAVY: dict[str, list] = {
     "/norm_train": [2e-3, 300, 100, "layernorm", 0],            # the tab's default run
     "/bpe_train": ["en", "", 5000, "none", "first", "the cat 露营", " that", 1],   # ~1-2 s of training
     "/moe_train": [8, 1, 0.05, 0.0, False, 1.25, 600, 0, True],    # the default run at the most steps, with its twin
+    "/kv_generate": ["T", "mha", 4, 32, 511, 0, 0],
 }
 
 
 def p95(xs: list[float]) -> float:
     return statistics.quantiles(xs, n=20, method="inclusive")[-1] if len(xs) > 1 else xs[0]
-
-
-def make_client(url: str) -> Client:
-    return Client(url, verbose=False, download_files=False, analytics_enabled=False)
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +124,6 @@ def test_twenty_learners_at_once(app_process, tmp_path_factory):
     server_url = app_process
     rng = random.Random(0)
     idle = {}
-    solo = make_client(server_url)
     set_up(server_url, "idle")
     for name, args in INSTANT.items():
         raw_call(server_url, name.lstrip("/"), args(rng), session="idle")              # warm up
@@ -127,7 +134,9 @@ def test_twenty_learners_at_once(app_process, tmp_path_factory):
             times.append(time.perf_counter() - start)
         idle[name] = p95(times)
 
-    heavy_jobs = [solo.submit(*args, api_name=name) for name, args in HEAVY.items()]
+    heavy_jobs = [subprocess.Popen([sys.executable, "-c", HEAVY_CLIENT, server_url, name, json.dumps(args)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                  for name, args in HEAVY.items()]
     latencies = {name: [] for name in INSTANT}
     failures: list[str] = []
     lock = threading.Lock()
@@ -157,12 +166,13 @@ def test_twenty_learners_at_once(app_process, tmp_path_factory):
         th.start()
     for th in threads:
         th.join()
-    heavy_running = [not job.done() for job in heavy_jobs]
+    heavy_running = [job.poll() is None for job in heavy_jobs]
     for job in heavy_jobs:
-        job.cancel()
+        job.kill()
+        job.wait(timeout=30)
 
     report = {name: {"idle_p95_ms": round(idle[name] * 1e3, 1), "load_p95_ms": round(p95(ts) * 1e3, 1),
-                     "calls": len(ts), "ratio": round(p95(ts) / idle[name], 2)}
+                     "calls": len(ts), "ratio": round(p95(ts) / max(idle[name], IDLE_FLOOR), 2)}
               for name, ts in latencies.items()}
     report["heavy_running_throughout"] = heavy_running
     out = tmp_path_factory.mktemp("load") / "load.json"

@@ -18,6 +18,7 @@ def test_every_tab_opens_and_draws(browser, server_url, shot, locale, screen):
     page.goto(server_url)
     expect(page.locator("button[role=tab]").first).to_be_visible(timeout=30_000)
     for tab_id, label_key, _ in app.TABS:
+        label = app.i18n.translations[lang][label_key]
         tab = page.locator(f"[data-tab-id={tab_id}]").filter(visible=True)
         label = app.i18n.translations[lang][label_key]
         if tab.count() == 0:        # on a phone, tabs overflow into a menu whose buttons carry only their label

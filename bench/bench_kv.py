@@ -1,0 +1,108 @@
+"""KV cache: cached vs. uncached decoding, and our cached decode vs. Hugging Face ``generate``.
+
+    python bench/bench_kv.py [--runs 3] [--quick] [--device cpu|cuda] [--threads 1]
+
+One CPU thread by default. A 4-layer, d = 256, 4-head decoder with random weights (vocabulary 256,
+context 512) generates 256 tokens greedily after a 128-token prompt, four ways, interleaved run by
+run: our ``TinyGPT`` with and without its KV cache (``models.generation.generate``), and
+``transformers``' ``GPT2LMHeadModel.generate`` (greedy, ``use_cache=True``, and ``use_cache=False``)
+on a GPT-2 config of the same size (a GELU MLP of 4·d against our SwiGLU of 8/3·d: equal weights
+within 1 %). Tokens per second = new tokens / wall time of the whole call (prefill included),
+median of the runs. Targets: cached ≥ 4× uncached; ours cached ≥ HF cached.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from models.generation import GPTConfig, TinyGPT, generate  # noqa: E402
+
+
+def sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def timed_run(fn, device: torch.device) -> tuple[float, object]:
+    sync(device)
+    start = time.perf_counter()
+    out = fn()
+    sync(device)
+    return time.perf_counter() - start, out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="2 layers, 32-token prompt, 32 new tokens, 1 run")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    from transformers import GPT2Config, GPT2LMHeadModel        # a bench-only dependency
+    from transformers.utils import logging as hf_logging
+    hf_logging.set_verbosity_error()
+
+    layers, d, heads, vocab, ctx = 4, 256, 4, 256, 512
+    prompt_len, new, runs = 128, 256, args.runs
+    if args.quick:
+        layers, prompt_len, new, runs = 2, 32, 32, 1
+    device = torch.device(args.device)
+    torch.manual_seed(0)
+    ours = TinyGPT(GPTConfig(vocab, layers, d, heads, heads, ctx)).to(device).eval()
+    hf_config = GPT2Config(vocab_size=vocab, n_positions=ctx, n_embd=d, n_layer=layers, n_head=heads,
+                           bos_token_id=0, eos_token_id=None, pad_token_id=0)
+    hf = GPT2LMHeadModel(hf_config).to(device).eval()
+    hf.generation_config.eos_token_id = None
+    prompt = torch.randint(0, vocab, (1, prompt_len), generator=torch.Generator().manual_seed(1))
+    ids = prompt.to(device)
+
+    def hf_generate(cache: bool):
+        with torch.no_grad():
+            return hf.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=new, min_new_tokens=new,
+                               do_sample=False, use_cache=cache, pad_token_id=0)
+
+    cases = {
+        "ours, KV cache": lambda: generate(ours, prompt[0].tolist(), new),
+        "ours, no cache": lambda: generate(ours, prompt[0].tolist(), new, use_cache=False),
+        "HF GPT-2 generate, use_cache=True": lambda: hf_generate(True),
+        "HF GPT-2 generate, use_cache=False": lambda: hf_generate(False),
+    }
+    for fn in cases.values():                                      # warm-up: allocator, kernels, caches
+        fn()
+    seconds = {name: [] for name in cases}
+    outputs = {}
+    for _ in range(runs):
+        for name, fn in cases.items():
+            elapsed, outputs[name] = timed_run(fn, device)
+            seconds[name].append(elapsed)
+    same = outputs["ours, KV cache"].new_tokens == outputs["ours, no cache"].new_tokens
+    hf_new = outputs["HF GPT-2 generate, use_cache=True"].shape[1] - prompt_len
+    assert hf_new == new, f"HF generated {hf_new} tokens, not {new}"
+
+    params = {"ours": sum(p.numel() for p in ours.parameters()), "HF": sum(p.numel() for p in hf.parameters())}
+    tps = {name: new / statistics.median(ts) for name, ts in seconds.items()}
+    print(f"{layers} layers, d={d}, {heads} heads, vocab {vocab}; prompt {prompt_len}, {new} new tokens, greedy; "
+          f"{device.type}, {torch.get_num_threads()} thread(s); median of {runs} run(s)")
+    print(f"parameters: ours {params['ours']:,}, HF GPT-2 {params['HF']:,}; "
+          f"our greedy tokens identical with and without the cache: {same}\n")
+    print(f"| {'decode':36} | tokens/s | ms/token |")
+    print(f"|{'-' * 38}|---------:|---------:|")
+    for name, rate in tps.items():
+        print(f"| {name:36} | {rate:8.1f} | {1e3 / rate:8.2f} |")
+    cached_ratio = tps["ours, KV cache"] / tps["ours, no cache"]
+    hf_ratio = tps["ours, KV cache"] / tps["HF GPT-2 generate, use_cache=True"]
+    print(f"\nours cached / ours uncached: {cached_ratio:.2f}x (target >= 4)")
+    print(f"ours cached / HF cached:     {hf_ratio:.2f}x (target >= 1)")
+    print(f"HF cached / HF uncached:     {tps['HF GPT-2 generate, use_cache=True'] / tps['HF GPT-2 generate, use_cache=False']:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,256 @@
+"""The KV cache of a decoder: what each layer keeps of every earlier token, and how big it is.
+
+During generation token ``t`` attends to the keys and values of tokens ``0 … t``. They do not
+change once computed (a causal model never lets an old token see a new one), so each layer keeps
+them and a decoding step computes only the new token's. Queries are not cached: only the newest
+token's query is ever needed.
+
+What is cached per layer and token:
+
+- MHA / GQA / MQA: a key and a value per *KV head*: ``2 · n_kv_heads · head_dim`` numbers
+  (Shazeer 2019, MQA: one KV head; Ainslie et al. 2023, GQA: ``n_kv_heads`` groups).
+- MLA (DeepSeek-V2, §2.1.2–2.1.3): the joint latent ``c_t`` of width ``kv_latent_dim`` plus the
+  decoupled RoPE key ``k^R_t`` of width ``rope_dim`` shared by all heads: ``kv_latent_dim + rope_dim``
+  numbers, no factor 2 (keys and values are both decompressed from the one latent).
+
+**Preallocated, not appended.** :class:`KVCache` allocates its buffers once, for the whole
+generation (prompt + new tokens), and each step writes its slice in place. Appending with
+``torch.cat`` would copy the entire cache at every step (O(T²) memory traffic over a generation,
+and a fresh allocation per layer per step); preallocation is one write of the new token per layer
+and keeps the shapes static, which is what CUDA graphs and ``torch.compile`` need (the choice of
+Hugging Face's ``StaticCache`` and of vLLM's block tables). The cost: the capacity must be known
+up front, and the unfilled part is reserved memory. :meth:`KVCache.nbytes` counts the filled part
+(what the formula counts), :meth:`KVCache.capacity_nbytes` the reservation.
+
+**The mask of a cached step is aligned bottom-right.** ``T`` new queries are the *last* ``T`` of
+``S`` positions, so query ``i`` may see keys ``0 … S − T + i`` (:func:`cached_causal_mask`).
+``F.scaled_dot_product_attention(is_causal=True)`` aligns top-left when ``T != S``: query 0 would
+see only key 0, the classic bug of a cached prefill in chunks.
+
+At scale (:func:`scale_up`) the sizes of published models come from the Calculator's backend
+(``models.calculator``): its presets, ``kv_cache_bytes``, ``count_params``, ``cache_outgrows_weights``.
+
+Not handled: paged or quantised caches, sliding-window eviction, batches of unequal lengths.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+
+from models.calculator import (PRESETS, ModelSpec, bytes_per_element, cache_outgrows_weights, count_params,
+                               kv_elements_per_token, with_changes)
+from models.calculator import kv_cache_bytes as calc_kv_bytes
+
+if TYPE_CHECKING:                                     # the config lives beside the model
+    from models.generation import GPTConfig
+
+
+def kv_cache_bytes(n_layers: int, n_kv_heads: int, head_dim: int, seq_len: int, batch: int = 1,
+                   bytes_per_elem: float = 2) -> int:
+    """Bytes of an MHA/GQA/MQA cache: ``2 · L · n_kv · head_dim · T · batch · bytes`` (2 = K and V).
+
+    Llama-2-7B (32 layers, 32 KV heads of 128) at 4096 tokens in fp16 is 2 GiB:
+
+    >>> kv_cache_bytes(32, 32, 128, 4096) / 2**30
+    2.0
+    """
+    return int(2 * n_layers * n_kv_heads * head_dim * seq_len * batch * bytes_per_elem)
+
+
+def mla_cache_bytes(n_layers: int, kv_latent_dim: int, rope_dim: int, seq_len: int, batch: int = 1,
+                    bytes_per_elem: float = 2) -> int:
+    """Bytes of an MLA cache: ``L · (latent + rope key) · T · batch · bytes`` (no factor 2).
+
+    DeepSeek-V2 (60 layers, latent 512, RoPE key 64) at 4096 tokens in bf16:
+
+    >>> mla_cache_bytes(60, 512, 64, 4096) / 2**20
+    270.0
+    """
+    return int(n_layers * (kv_latent_dim + rope_dim) * seq_len * batch * bytes_per_elem)
+
+
+def cached_causal_mask(n_queries: int, n_keys: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """``[T, S]`` boolean mask (True = may attend) for the last ``T`` of ``S`` positions: bottom-right.
+
+    Two new tokens after three cached ones: query 0 is position 3, so it sees keys 0…3.
+
+    >>> cached_causal_mask(2, 5).int().tolist()
+    [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]
+    """
+    if not 1 <= n_queries <= n_keys:
+        raise ValueError(f"{n_queries} new queries need 1 ≤ queries ≤ keys = {n_keys}")
+    ones = torch.ones(n_queries, n_keys, dtype=torch.bool, device=device)
+    return ones.tril(diagonal=n_keys - n_queries)                    # (T, S)
+
+
+def cache_rows(config: "GPTConfig") -> list[tuple[str, int]]:
+    """What one layer caches per token, as ``(name, numbers)`` rows in picture order.
+
+    >>> from models.generation import GPTConfig
+    >>> cache_rows(GPTConfig(10, 1, 16, 4, 2, 8))
+    [('K0', 4), ('K1', 4), ('V0', 4), ('V1', 4)]
+    >>> cache_rows(GPTConfig(10, 1, 16, 4, 4, 8, attention="mla", kv_latent_dim=6, rope_dim=2))
+    [('latent c', 6), ('RoPE key', 2)]
+    """
+    if config.attention == "mla":
+        return [("latent c", config.kv_latent_dim), ("RoPE key", config.rope_width)]
+    return ([(f"K{h}", config.head_dim) for h in range(config.n_kv_heads)]
+            + [(f"V{h}", config.head_dim) for h in range(config.n_kv_heads)])
+
+
+class KVCache:
+    """Per-layer buffers preallocated for ``capacity`` positions, filled ``length`` positions deep.
+
+    MHA/GQA/MQA keep ``keys`` and ``values`` of shape ``(L, B, n_kv, capacity, head_dim)``; MLA keeps
+    one buffer ``(L, B, 1, capacity, latent + rope)`` whose first ``latent`` columns are ``c_t`` and
+    whose last ``rope`` columns are the decoupled RoPE key (one "KV head": at decode time MLA is
+    MQA over the latent, DeepSeek-V2 appendix C).
+
+    >>> from models.generation import GPTConfig
+    >>> cfg = GPTConfig(vocab_size=10, n_layers=2, d_model=16, n_heads=4, n_kv_heads=2, max_seq_len=8)
+    >>> cache = KVCache(cfg, capacity=5)
+    >>> cache.keys.shape, cache.length, cache.nbytes()
+    (torch.Size([2, 1, 2, 5, 4]), 0, 0)
+    """
+
+    def __init__(self, config: "GPTConfig", *, batch: int = 1, capacity: int | None = None,
+                 device: torch.device | str | None = None, dtype: torch.dtype = torch.float32):
+        capacity = config.max_seq_len if capacity is None else capacity
+        if not 1 <= capacity <= config.max_seq_len:
+            raise ValueError(f"cache capacity = {capacity} must be from 1 to the context, {config.max_seq_len}")
+        self.config, self.length = config, 0
+        L = config.n_layers
+        if config.attention == "mla":
+            width = config.kv_latent_dim + config.rope_width
+            self.buffers = (torch.zeros(L, batch, 1, capacity, width, device=device, dtype=dtype),)
+            self.names = ("latent",)
+        else:
+            shape = (L, batch, config.n_kv_heads, capacity, config.head_dim)
+            self.buffers = (torch.zeros(shape, device=device, dtype=dtype),
+                            torch.zeros(shape, device=device, dtype=dtype))
+            self.names = ("keys", "values")
+
+    # what is stored --------------------------------------------------------------------------
+    @property
+    def capacity(self) -> int:
+        return self.buffers[0].shape[3]
+
+    @property
+    def keys(self) -> torch.Tensor:
+        return self._named("keys")
+
+    @property
+    def values(self) -> torch.Tensor:
+        return self._named("values")
+
+    @property
+    def latent(self) -> torch.Tensor:
+        """MLA: the latents ``c_t`` (L, B, 1, capacity, kv_latent_dim)."""
+        return self._named("latent")[..., : self.config.kv_latent_dim]
+
+    @property
+    def rope_keys(self) -> torch.Tensor:
+        """MLA: the decoupled RoPE keys ``k^R_t`` (L, B, 1, capacity, rope_dim), already rotated."""
+        return self._named("latent")[..., self.config.kv_latent_dim:]
+
+    def _named(self, name: str) -> torch.Tensor:
+        if name not in self.names:
+            raise AttributeError(f"a {self.config.variant} cache holds {', '.join(self.names)}, not {name}")
+        return self.buffers[self.names.index(name)]
+
+    # writing ---------------------------------------------------------------------------------
+    def update(self, layer: int, *new: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Write the new positions of ``layer`` (each ``(B, n, T, width)``) after the filled ones.
+
+        Returns every buffer of that layer up to and including the new positions: the keys and
+        values (or the latent) that this step attends to. :meth:`advance` moves ``length`` once all
+        layers have written.
+        """
+        start, T = self.length, new[0].shape[2]
+        if start + T > self.capacity:
+            raise ValueError(f"the cache holds {self.capacity} positions: {start} are filled, "
+                             f"{T} more do not fit")
+        for buffer, x in zip(self.buffers, new):
+            buffer[layer, :, :, start:start + T] = x                  # (B, n, T, width) in place
+        return tuple(buffer[layer, :, :, : start + T] for buffer in self.buffers)   # (B, n, start+T, width)
+
+    def advance(self, n_tokens: int) -> None:
+        self.length += n_tokens
+
+    # sizes -----------------------------------------------------------------------------------
+    def nbytes(self) -> int:
+        """Bytes of the filled positions, all layers: the tensors' own sizes, not a formula."""
+        return sum(self.nbytes_per_layer())
+
+    def nbytes_per_layer(self) -> list[int]:
+        return [sum(b[layer, :, :, : self.length].nbytes for b in self.buffers)
+                for layer in range(self.config.n_layers)]
+
+    def capacity_nbytes(self) -> int:
+        """Bytes reserved by the preallocated buffers (filled or not)."""
+        return sum(b.nbytes for b in self.buffers)
+
+    # what the picture shows -----------------------------------------------------------------
+    def rows(self) -> list[tuple[str, int]]:
+        """The cached streams of one layer as ``(name, numbers per token)``: :func:`cache_rows`."""
+        return cache_rows(self.config)
+
+    def rms_map(self, batch_index: int = 0) -> torch.Tensor:
+        """``(L, rows, length)``: the root-mean-square of each cached vector, in :meth:`rows` order."""
+        T = self.length
+        if self.config.attention == "mla":
+            parts = [self.latent[:, batch_index, 0, :T], self.rope_keys[:, batch_index, 0, :T]]  # (L, T, w)
+            return torch.stack([p.float().pow(2).mean(-1).sqrt() for p in parts], 1)          # (L, 2, T)
+        kv = torch.cat([b[:, batch_index, :, :T] for b in self.buffers], 1)                    # (L, 2·n_kv, T, hd)
+        return kv.float().pow(2).mean(-1).sqrt()                                               # (L, 2·n_kv, T)
+
+
+# --------------------------------------------------------------------------- on paper, at scale
+@dataclass(frozen=True)
+class ScaleUp:
+    """The KV cache of a published model (the calculator's preset) at one context, batch and dtype."""
+
+    spec: ModelSpec
+    seq_len: int
+    batch: int
+    dtype: str
+    bytes_per_elem: float
+    elements_per_token: int          # all layers: 2·L·n_kv·head_dim, or L·(latent + rope) for MLA
+    cache_bytes: int
+    params: int
+    weights_bytes: float             # the weights in the same dtype
+    crossover_tokens: int            # the context at which the cache holds as many bytes as the weights
+    baseline_bytes: int              # MHA/GQA/MQA: as MHA (n_kv = n_heads); MLA: its decompressed K and V
+    baseline: str                    # "mha" or "decompressed"
+
+
+def scale_up(preset: str, seq_len: int, batch: int = 1, dtype: str = "bf16") -> ScaleUp:
+    """The cache of ``preset`` (a key of :data:`models.calculator.PRESETS`), computed by the calculator.
+
+    >>> s = scale_up("Llama-3-8B", 8192, 1, "bf16")
+    >>> s.cache_bytes / 2**30, s.baseline_bytes // s.cache_bytes      # 8 KV heads of 32 query heads
+    (1.0, 4)
+    """
+    if preset not in PRESETS:
+        raise ValueError(f"model {preset!r} must be one of: {', '.join(PRESETS)}")
+    spec = PRESETS[preset]
+    cache = calc_kv_bytes(spec, seq_len, batch, dtype)              # validates context, batch, dtype
+    bpe = bytes_per_element(dtype)
+    params = count_params(spec)["total"]
+    if spec.is_mla:
+        per_head = spec.qk_nope_head_dim + spec.qk_rope_head_dim + spec.v_head_dim
+        baseline = math.ceil(spec.n_layers * spec.n_heads * per_head * seq_len * batch * bpe)
+    else:
+        baseline = calc_kv_bytes(with_changes(spec, n_kv_heads=spec.n_heads), seq_len, batch, dtype)
+    return ScaleUp(spec, seq_len, batch, dtype, bpe, kv_elements_per_token(spec), cache, params, params * bpe,
+                   cache_outgrows_weights(spec, batch, dtype), baseline, "decompressed" if spec.is_mla else "mha")
+
+
+def scale_curves(names: list[str], batch: int = 1, dtype: str = "bf16",
+                 points: int = 41) -> tuple[list[int], dict[str, list[int]]]:
+    """Contexts from 1K to 1M tokens (log-spaced) and each preset's cache bytes at them."""
+    contexts = sorted({round(2 ** (10 + 10 * i / (points - 1))) for i in range(points)})
+    return contexts, {n: [calc_kv_bytes(PRESETS[n], t, batch, dtype) for t in contexts] for n in names}

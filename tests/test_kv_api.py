@@ -1,0 +1,128 @@
+"""The KV Cache tab through its named endpoints, as a script would call them:
+``/kv_generate`` (streams), ``/kv_plan`` and ``/kv_scale`` (instant)."""
+import re
+
+import pytest
+from gradio_client.exceptions import AppError
+
+from models.calculator import PRESETS
+from models.calculator import kv_cache_bytes as calc_kv_cache_bytes
+from models.generation import kv_cache_bytes, mla_cache_bytes
+from tests.conftest import plot_array, plot_json
+
+PROMPT = "The door was open"
+ARGS = dict(prompt=PROMPT, attention="mha", n_kv_heads=4, kv_latent_dim=32, max_new_tokens=24, temperature=0,
+            seed=0)
+
+
+def generate(client, **changes):
+    """Every update of a streamed generation, in order."""
+    job = client.submit(*(ARGS | changes).values(), api_name="/kv_generate")
+    job.result(timeout=300)
+    return job.outputs()
+
+
+def traces(fig: dict, kind: str) -> list[dict]:
+    return [t for t in fig["data"] if t["type"] == kind]
+
+
+def test_endpoints_are_named_and_public(client):
+    names = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    assert {"/kv_generate", "/kv_plan", "/kv_scale"} <= set(names)
+
+
+def test_generate_streams_and_its_bytes_follow_the_formula(client):
+    updates = generate(client)
+    text, status, cache, growth, device = updates[-1]
+    assert PROMPT in text and "step 24 of 24" in status and "identical tokens so far ✓" in status
+    assert device.split()[0] in ("cpu", "cuda") and "ms/token" in device
+    growth = plot_json(growth)
+    measured = next(t for t in growth["data"] if t.get("name", "").startswith("measured"))
+    # 4 layers, 4 KV heads of 32, fp32: the closed form at every step's cache length
+    x, y = plot_array(measured["x"]), plot_array(measured["y"])
+    assert y == [kv_cache_bytes(4, 4, 32, T, bytes_per_elem=4) for T in x]
+    assert x == list(range(len(PROMPT), len(PROMPT) + 24))
+    cache = plot_json(cache)
+    rows = [row for t in traces(cache, "heatmap") for row in plot_array(t["z"])]
+    assert len(rows) == 4 * 8                                                  # layers × (K, V) × 4 KV heads
+    assert all(len(row) == len(PROMPT) + 23 and min(row) > 0 for row in rows)
+
+
+@pytest.mark.parametrize("attention,n_kv,ratio", [("mha", 4, 1), ("gqa", 2, 2), ("mqa", 1, 4), ("mla", 4, 1024 / 192)])
+def test_switching_the_variant_shrinks_the_cache_by_the_expected_factor(client, attention, n_kv, ratio):
+    *_, (text, status, cache, growth, _) = generate(client, attention=attention, n_kv_heads=n_kv, max_new_tokens=8)
+    measured = next(t for t in plot_json(growth)["data"] if t.get("name", "").startswith("measured"))
+    T, last = plot_array(measured["x"])[-1], plot_array(measured["y"])[-1]
+    assert kv_cache_bytes(4, 4, 32, T, bytes_per_elem=4) / last == pytest.approx(ratio)
+    if attention == "mla":
+        assert last == mla_cache_bytes(4, 32, 16, T, bytes_per_elem=4)
+    assert "trained weights" in status
+
+
+def test_untrained_latent_width_runs_with_random_weights_and_says_so(client):
+    *_, (_, status, *_) = generate(client, attention="mla", kv_latent_dim=8, max_new_tokens=4)
+    assert "random weights" in status and "mla-r8" in status
+
+
+def test_plan_draws_the_groups_and_the_empty_preallocated_cache(client):
+    groups, summary, cache, growth, text, device = client.predict(PROMPT, "gqa", 2, 32, 10, api_name="/kv_plan")
+    assert device.split()[0] in ("cpu", "cuda") and device.endswith("ms")
+    edges = [t for t in plot_json(groups)["data"] if t["mode"] == "lines"]
+    # query head h (x = h, y = 1) reads KV head h // 2, drawn under its pair: x = 0.5 or 2.5
+    assert [(e["x"][0], e["x"][1]) for e in edges] == [(0, 0.5), (1, 0.5), (2, 2.5), (3, 2.5)]
+    assert "2 × 2 × 32 = 128 numbers" in summary
+    cache = plot_json(cache)
+    rows = [row for t in traces(cache, "heatmap") for row in t["z"]]
+    assert rows == [[]] * 16                                                    # 4 layers × 4 rows, all empty
+    assert "preallocated for 26 positions" in cache["layout"]["title"]["text"]  # 17 + 10 − 1
+    assert PROMPT in text
+
+
+def test_plan_mla_draws_the_latent_and_the_rope_key(client):
+    groups, summary, *_ = client.predict(PROMPT, "mla", 4, 32, 10, api_name="/kv_plan")
+    labels = [a["text"] for a in plot_json(groups)["layout"]["annotations"]]
+    assert any("c (32)" in label for label in labels) and any("kᴿ (16)" in label for label in labels)
+    assert any("one RoPE key (16), shared by all heads" in label for label in labels)
+    assert "32 + 16 = 48 numbers" in summary
+
+
+@pytest.mark.parametrize("preset", ["Llama-2-7B", "Llama-3-8B", "Mistral-7B v0.1", "DeepSeek-V2"])
+def test_scale_formula_with_numbers_plugged_in_evaluates_to_the_calculator(client, preset):
+    fig, md = client.predict(preset, 32768, 2, "fp16", api_name="/kv_scale")
+    expected = calc_kv_cache_bytes(PRESETS[preset], 32768, 2, "fp16")
+    plugged = re.search(r"= `([^`]+)` = \*\*([\d,]+) B", md)
+    product = plugged.group(1).replace(" B", "").replace(",", "").replace("·", "*")
+    assert eval(product) == expected == int(plugged.group(2).replace(",", ""))   # noqa: S307 (our own digits)
+    if preset == "DeepSeek-V2":
+        assert "512 + 64" in md and "no factor 2" in md
+    else:
+        assert plugged.group(1).startswith("2 · ")
+    bold = next(t for t in plot_json(fig)["data"] if t.get("name") == preset)
+    assert bold["line"]["width"] == 4
+
+
+@pytest.mark.parametrize("changes,message", [
+    (dict(prompt=""), "the prompt is empty"),
+    (dict(prompt="a" * 600), "the prompt (600 characters) plus 24 new tokens is 624: the model's context is 512"),
+    (dict(prompt="naïve 42"), "'ï' (position 2), '4' (position 6), '2' (position 7) are not one of them"),
+    (dict(max_new_tokens=0), "Value 0 is less than minimum value 1"),
+    (dict(max_new_tokens=100_000), "Value 100000 is greater than maximum value 511"),
+    (dict(prompt="x" * 400, max_new_tokens=200), "plus 200 new tokens is 600: the model's context is 512"),
+    (dict(attention="gqa", n_kv_heads=3), "n_kv_heads = 3 must divide n_heads = 4"),
+    (dict(attention="mla", kv_latent_dim=0), "Value 0 is less than minimum value 1"),
+    (dict(attention="flash"), "flash"),
+])
+def test_bad_input_gives_a_clear_message_and_the_server_keeps_serving(client, changes, message):
+    with pytest.raises(AppError, match=re.escape(message)):
+        generate(client, **changes)
+    assert "step 2 of 2" in generate(client, max_new_tokens=2)[-1][1]
+
+
+@pytest.mark.parametrize("args,message", [
+    (("GPT-5", 4096, 1, "bf16"), "GPT-5"),
+    (("Llama-3-8B", 0, 1, "bf16"), "Value 0 is less than minimum value 1"),
+    (("Llama-3-8B", 4096, 1, "fp7"), "fp7"),
+])
+def test_scale_bad_input(client, args, message):
+    with pytest.raises(AppError, match=re.escape(message)):
+        client.predict(*args, api_name="/kv_scale")

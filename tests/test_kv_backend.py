@@ -1,0 +1,327 @@
+"""Backend of the KV Cache tab against independent references: PyTorch's own attention and masks,
+a per-head loop, complex-number RoPE, closed-form byte counts, the Calculator, the committed weights."""
+import math
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.nn.attention.bias import causal_lower_right
+
+from models.calculator import PRESETS, ModelSpec, kv_cache_bytes as calc_kv_cache_bytes
+from models.generation import (GPTConfig, KVCache, TinyGPT, apply_rope, generate, generate_steps, kv_cache_bytes,
+                               mla_cache_bytes, rope_tables, side_by_side)
+from models.kv_cache import cached_causal_mask, scale_up
+from models.limits import KV_CONTEXT
+from models.tiny_gpt import (CHECKPOINT_DIR, CORPUS, CharVocab, checkpoint_name, load_checkpoint, load_tiny_gpt, split_corpus,
+                             stream_tiny_gpt, tiny_config, trained_configs, validation_loss, variant_sizes)
+
+VARIANTS = {  # name -> config of a small random model
+    "MHA": GPTConfig(37, 2, 32, 4, 4, 48),
+    "GQA": GPTConfig(37, 2, 32, 4, 2, 48),
+    "MQA": GPTConfig(37, 2, 32, 4, 1, 48),
+    "MLA": GPTConfig(37, 2, 32, 4, 4, 48, attention="mla", kv_latent_dim=12, rope_dim=4),
+}
+
+
+def random_model(name: str, seed: int = 0) -> TinyGPT:
+    torch.manual_seed(seed)
+    model = TinyGPT(VARIANTS[name]).eval()
+    with torch.no_grad():                       # larger than the init, so attention is far from uniform
+        for p in model.parameters():
+            if p.dim() == 2:
+                p.mul_(4)
+    return model
+
+
+# --------------------------------------------------------------------------- config
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(n_kv_heads=3), "n_kv_heads = 3 must divide n_heads = 4"),
+    (dict(n_kv_heads=8), "n_kv_heads = 8 must be from 1 to n_heads = 4"),
+    (dict(n_kv_heads=0), "n_kv_heads = 0 must be a whole number ≥ 1"),
+    (dict(n_heads=5), "n_heads = 5 must divide d_model = 32"),
+    (dict(attention="mla", kv_latent_dim=0), "kv_latent_dim = 0 must be a whole number ≥ 1"),
+    (dict(attention="mla", kv_latent_dim=None), "kv_latent_dim = None"),
+    (dict(attention="mla", kv_latent_dim=8, n_kv_heads=2), "n_kv_heads = 2 must equal n_heads = 4"),
+    (dict(attention="mla", kv_latent_dim=8, rope_dim=3), "width 3 must be even"),
+    (dict(kv_latent_dim=8), "kv_latent_dim and rope_dim are MLA settings"),
+    (dict(attention="gqa"), "attention = 'gqa' must be 'mha'"),
+])
+def test_config_rejects_with_a_message_naming_the_field(kwargs, message):
+    base = dict(vocab_size=10, n_layers=1, d_model=32, n_heads=4, n_kv_heads=4, max_seq_len=8)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        GPTConfig(**(base | kwargs))
+
+
+def test_variant_names():
+    assert [cfg.variant for cfg in VARIANTS.values()] == list(VARIANTS)
+    assert VARIANTS["GQA"].group_size == 2
+
+
+# --------------------------------------------------------------------------- RoPE and the mask
+def test_rope_equals_complex_rotation():
+    """Rotate-half RoPE = multiplying (x_i + i·x_{i+d/2}) by e^{i·t·θ_i}, θ_i = base^(−2i/d)."""
+    T, d = 7, 8
+    x = torch.randn(2, T, d, dtype=torch.float64)
+    cos, sin = rope_tables(T, d)
+    got = apply_rope(x, cos.double(), sin.double())
+    theta = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
+    z = torch.complex(x[..., : d // 2], x[..., d // 2:]) * torch.polar(torch.ones(T, d // 2, dtype=torch.float64),
+                                                                       torch.arange(T)[:, None] * theta)
+    torch.testing.assert_close(got, torch.cat([z.real, z.imag], -1), atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("T,S", [(1, 1), (1, 9), (3, 3), (3, 8), (5, 6)])
+def test_cached_mask_is_pytorch_causal_lower_right(T, S):
+    assert torch.equal(cached_causal_mask(T, S), causal_lower_right(T, S)._materialize())
+    if T < S:                                     # top-left alignment (is_causal) would differ
+        assert not torch.equal(cached_causal_mask(T, S), torch.ones(T, S).tril().bool())
+
+
+# --------------------------------------------------------------------------- attention against a reference
+def reference_attention(attn, x: torch.Tensor, cos, sin) -> torch.Tensor:
+    """One head at a time with explicit keys and values (MLA: decompressed from the latent), causal."""
+    cfg = attn.cfg
+    B, T, _ = x.shape
+    H, hd = cfg.n_heads, cfg.head_dim
+    q_all, a, b = attn.qkv(x).split(attn.split, -1)
+    causal = torch.ones(T, T).tril().bool()
+    heads = []
+    for h in range(H):
+        if cfg.attention == "mla":
+            dr, r = cfg.rope_width, cfg.kv_latent_dim
+            qh = q_all.view(B, T, H, hd + dr)[:, :, h]                        # (B, T, hd + dr)
+            c = attn.kv_norm(a)                                               # (B, T, r)
+            w = attn.kv_up.weight.view(H, 2 * hd, r)[h]                       # (2·hd, r)
+            k_nope, v = c @ w[:hd].T, c @ w[hd:].T                            # decompressed: (B, T, hd)
+            k = torch.cat([k_nope, apply_rope(b, cos, sin)], -1)             # + the shared RoPE key
+            q = torch.cat([qh[..., :hd], apply_rope(qh[..., hd:], cos, sin)], -1)
+        else:
+            g = h // (H // cfg.n_kv_heads)                                    # the KV head of query head h
+            q = apply_rope(q_all.view(B, T, H, hd)[:, :, h], cos, sin)
+            k = apply_rope(a.view(B, T, -1, hd)[:, :, g], cos, sin)
+            v = b.view(B, T, -1, hd)[:, :, g]
+        scores = (q @ k.transpose(1, 2)) / math.sqrt(q.shape[-1])
+        heads.append(torch.softmax(scores.masked_fill(~causal, -math.inf), -1) @ v)
+    return attn.out(torch.cat(heads, -1))
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_attention_equals_per_head_reference(name):
+    model = random_model(name)
+    attn = model.blocks[0].attn
+    x = torch.randn(2, 9, model.config.d_model)
+    cos, sin = model.rope_cos[:9], model.rope_sin[:9]
+    with torch.no_grad():
+        torch.testing.assert_close(attn(x, cos, sin, None, 0), reference_attention(attn, x, cos, sin),
+                                   atol=1e-5, rtol=1e-4)
+
+
+# --------------------------------------------------------------------------- cache = no cache
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_cached_steps_give_the_full_forward_logits(name):
+    """Prefill 5, one token, a chunk of 3 (bottom-right mask), one more: each step's logits equal the
+    full forward's at the same positions."""
+    model = random_model(name)
+    ids = torch.randint(0, model.config.vocab_size, (2, 10), generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        full, _ = model(ids, use_cache=False)                                  # (2, 10, vocab)
+        cache = KVCache(model.config, batch=2, capacity=10)
+        for start, end in [(0, 5), (5, 6), (6, 9), (9, 10)]:
+            logits, cache = model(ids[:, start:end], cache)
+            torch.testing.assert_close(logits, full[:, start:end], atol=2e-5, rtol=1e-4)
+            assert cache.length == end
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+def test_generation_is_identical_with_and_without_cache(name, temperature):
+    model = random_model(name, seed=3)
+    prompt = [1, 5, 7, 2]
+    with_cache = generate(model, prompt, 30, temperature=temperature, seed=11)
+    without = generate(model, prompt, 30, use_cache=False, temperature=temperature, seed=11)
+    assert with_cache.new_tokens == without.new_tokens
+    assert len(set(with_cache.new_tokens)) > 3                                 # not a degenerate repeat
+    assert without.cache_bytes == [0] * 30 and len(with_cache.step_ms) == 30
+
+
+@pytest.mark.parametrize("variant", ["mha", "gqa", "mqa", "mla"])
+def test_trained_models_greedy_identical_with_and_without_cache(variant):
+    loaded = load_tiny_gpt(variant, n_kv_heads=2, kv_latent_dim=32)
+    assert loaded.trained
+    prompt = loaded.vocab.encode("She opened the door and")
+    cached = generate(loaded.model, prompt, 120)
+    assert cached.new_tokens == generate(loaded.model, prompt, 120, use_cache=False).new_tokens
+
+
+def test_side_by_side_pairs_steps_and_draws_the_picture():
+    model = random_model("GQA")
+    pairs = list(side_by_side(model, [1, 2, 3], 12, picture_interval_s=3600))
+    assert [p.step for p in pairs] == list(range(12))
+    assert all(p.cached.token == p.uncached.token for p in pairs)
+    assert pairs[0].picture is not None and pairs[-1].picture is not None     # first and last always
+    assert all(p.picture is None for p in pairs[1:-1])
+    L, rows, T = (len(pairs[-1].picture), len(pairs[-1].picture[0]), len(pairs[-1].picture[0][0]))
+    assert (L, rows, T) == (2, 4, 3 + 11)                                      # K0 K1 V0 V1; prompt + 11 fed
+
+
+# --------------------------------------------------------------------------- what is cached, and its bytes
+def test_bytes_follow_the_formula_and_shrink_4_2_1():
+    prompt = [3, 1, 4, 1, 5]
+    traces = {n: generate(random_model(n), prompt, 8) for n in ("MHA", "GQA", "MQA")}
+    for name, trace in traces.items():
+        cfg = VARIANTS[name]
+        expected = [kv_cache_bytes(cfg.n_layers, cfg.n_kv_heads, cfg.head_dim, T, bytes_per_elem=4)
+                    for T in range(5, 13)]
+        assert trace.cache_bytes == expected
+        assert trace.cache_bytes_per_layer[-1] == [expected[-1] // cfg.n_layers] * cfg.n_layers
+    mha, gqa, mqa = (traces[n].cache_bytes[-1] for n in ("MHA", "GQA", "MQA"))
+    assert (mha / mqa, gqa / mqa) == (4, 2)
+
+
+def test_kv_cache_bytes_by_hand_and_against_the_calculator():
+    assert kv_cache_bytes(2, 3, 4, 5, batch=6, bytes_per_elem=2) == 2 * 2 * 3 * 4 * 5 * 6 * 2
+    assert kv_cache_bytes(32, 8, 128, 8192) == 2**30                           # Llama-3-8B, fp16: 1 GiB
+    spec = ModelSpec("tiny", vocab_size=37, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2)
+    assert kv_cache_bytes(2, 2, 8, 100, 3, 2) == calc_kv_cache_bytes(spec, 100, 3, "fp16")
+    ds = PRESETS["DeepSeek-V2"]
+    assert mla_cache_bytes(60, 512, 64, 1000) == calc_kv_cache_bytes(ds, 1000, 1, "bf16") == 60 * 576 * 1000 * 2
+
+
+def test_mla_caches_only_the_latent_and_the_rope_key():
+    model = random_model("MLA")
+    cfg = model.config
+    ids = torch.tensor([[4, 8, 15, 16, 23]])
+    with torch.no_grad():
+        _, cache = model(ids)
+        assert len(cache.buffers) == 1 and cache.buffers[0].shape[-1] == cfg.kv_latent_dim + cfg.rope_width
+        with pytest.raises(AttributeError, match="holds latent, not keys"):
+            cache.keys
+        assert cache.nbytes() == mla_cache_bytes(cfg.n_layers, cfg.kv_latent_dim, cfg.rope_width, 5, bytes_per_elem=4)
+        # layer 0 by hand: c = RMSNorm(W_DKV h), k^R = RoPE(W_KR h), h = the normed embeddings
+        block = model.blocks[0]
+        h = block.attn_norm(model.embed(ids))
+        _, c, k_rope = block.attn.qkv(h).split(block.attn.split, -1)
+        torch.testing.assert_close(cache.latent[0, :, 0, :5], block.attn.kv_norm(c))
+        torch.testing.assert_close(cache.rope_keys[0, :, 0, :5], apply_rope(k_rope, model.rope_cos[:5], model.rope_sin[:5]))
+
+
+def test_gqa_caches_n_kv_heads_of_keys_and_values():
+    model = random_model("GQA")
+    with torch.no_grad():
+        _, cache = model(torch.tensor([[1, 2, 3]]))
+    assert cache.keys.shape == (2, 1, 2, 48, 8) and cache.values.shape == cache.keys.shape
+    assert cache.nbytes() == kv_cache_bytes(2, 2, 8, 3, bytes_per_elem=4)
+    assert cache.capacity_nbytes() == kv_cache_bytes(2, 2, 8, 48, bytes_per_elem=4)
+
+
+def test_cache_is_preallocated_and_written_in_place():
+    model = random_model("MQA")
+    steps = generate_steps(model, [1, 2, 3, 4], 20)
+    _, cache = next(steps)
+    pointers = {b.data_ptr() for b in cache.buffers}
+    assert cache.capacity == 4 + 20 - 1
+    for _, later in steps:
+        assert later is cache and {b.data_ptr() for b in later.buffers} == pointers
+    assert cache.length == cache.capacity
+
+
+def test_cache_overflow_is_refused():
+    model = random_model("MHA")
+    cache = KVCache(model.config, capacity=3)
+    with torch.no_grad(), pytest.raises(ValueError, match="3 positions: 0 are filled, 4 more do not fit"):
+        model(torch.tensor([[1, 2, 3, 4]]), cache)
+
+
+@pytest.mark.parametrize("prompt,n,message", [
+    ([], 5, "the prompt is empty"),
+    ([1] * 40, 9, "plus 9 new tokens is 49: the model's context is 48"),
+    ([1], 0, "max_new_tokens = 0 must be a whole number ≥ 1"),
+    ([1], 100_000, "plus 100000 new tokens"),
+    ([99], 3, "token ids must be from 0 to 36"),
+])
+def test_generation_bounds(prompt, n, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        generate(random_model("MHA"), prompt, n)
+
+
+# --------------------------------------------------------------------------- the committed model
+def test_vocabulary_refuses_unknown_characters_by_name():
+    vocab = load_tiny_gpt("mha").vocab
+    assert vocab.decode(vocab.encode("The door.")) == "The door."
+    with pytest.raises(ValueError, match=r"'€' \(position 4\), '😀' \(position 6\) are not one of them"):
+        vocab.encode("cost€ 😀")
+
+
+@pytest.mark.parametrize("variant", ["mha", "gqa", "mqa", "mla"])
+def test_committed_weights_reproduce_their_validation_loss(variant):
+    text = CORPUS.read_text(encoding="utf-8")
+    vocab = CharVocab.of_text(text)
+    config = trained_configs(len(vocab))[variant]
+    loaded = load_checkpoint(CHECKPOINT_DIR / f"{checkpoint_name(config)}.pt")
+    assert loaded.model.config == config and loaded.vocab.chars == vocab.chars
+    val = torch.tensor(vocab.encode(split_corpus(text)[1]))
+    assert validation_loss(loaded.model, val) == pytest.approx(loaded.val_loss, abs=1e-4)
+    assert loaded.val_loss < 1.9                 # far below uniform guessing over 61 characters (4.11)
+    assert math.log(len(vocab)) > 4
+
+
+def test_checkpoints_are_small():
+    sizes = [p.stat().st_size for p in CHECKPOINT_DIR.glob("*.pt")]
+    assert len(sizes) == 4 and sum(sizes) < 7e6
+
+
+def test_the_trained_model_writes_english_and_random_weights_do_not():
+    """Most words of its greedy text are words of the corpus; the same shape with random weights fails."""
+    words = set(re.findall(r"[a-z]+", CORPUS.read_text(encoding="utf-8").lower()))
+
+    def english_share(loaded) -> float:
+        ids = loaded.vocab.encode("The morning was quiet, and ")
+        text = loaded.vocab.decode(generate(loaded.model, ids, 300).new_tokens)
+        found = re.findall(r"[a-z]+", text.lower())
+        return sum(w in words for w in found) / max(1, len(found))
+
+    assert english_share(load_tiny_gpt("mha")) > 0.8
+    assert english_share(load_tiny_gpt("mla", kv_latent_dim=7)) < 0.5         # no checkpoint: random weights
+
+
+def test_untrained_setting_is_built_with_random_weights_and_says_so():
+    loaded = load_tiny_gpt("mla", kv_latent_dim=48)
+    assert not loaded.trained and loaded.name == "mla-r48" and loaded.model.config.kv_latent_dim == 48
+
+
+def test_stream_reports_bytes_and_identity():
+    frames = list(stream_tiny_gpt("gqa", "The door", 15, n_kv_heads=2))
+    info, last = frames[-1].info, frames[-1]
+    assert info.trained and info.capacity == 8 + 15 - 1 and info.bytes_per_elem == 4
+    assert last.identical and len(last.text) == 15
+    assert last.pair.cached.cache_bytes == kv_cache_bytes(4, 2, 32, info.capacity, bytes_per_elem=4)
+    with pytest.raises(ValueError, match="'7' \\(position 3\\) is not one of them"):
+        next(stream_tiny_gpt("mha", "abc7", 5))
+
+
+def test_tiny_variants_and_their_sizes():
+    assert variant_sizes(32) == {"MHA": 2 * 4 * 4 * 32, "GQA-2": 2 * 4 * 2 * 32, "MQA": 2 * 4 * 1 * 32,
+                                 "MLA r=32": 4 * (32 + 16)}
+    assert tiny_config("mha", 61).max_seq_len == KV_CONTEXT
+    with pytest.raises(ValueError, match="kv_latent_dim = 0 must be a whole number from 1 to 128"):
+        tiny_config("mla", 61, kv_latent_dim=0)
+    with pytest.raises(ValueError, match="n_kv_heads = 3 must divide n_heads = 4"):
+        tiny_config("gqa", 61, n_kv_heads=3)
+
+
+# --------------------------------------------------------------------------- on paper
+@pytest.mark.parametrize("name,gib_at_4k", [("Llama-2-7B", 2.0), ("Llama-3-8B", 0.5), ("Mistral-7B v0.1", 0.5)])
+def test_scale_up_matches_published_numbers(name, gib_at_4k):
+    """Llama-2-7B: 2·32·32·128·2 B = 512 KiB per token (the widely quoted 0.5 MB/token); GQA-8: 128 KiB."""
+    s = scale_up(name, 4096, 1, "fp16")
+    assert s.cache_bytes / 2**30 == gib_at_4k
+    assert s.crossover_tokens == math.ceil(s.weights_bytes / (s.elements_per_token * 2))
+
+
+def test_scale_up_deepseek_v2_caches_576_numbers_per_layer():
+    s = scale_up("DeepSeek-V2", 1, 1, "bf16")
+    assert s.elements_per_token == 60 * (512 + 64)                           # DeepSeek-V2 §2.1.4: (d_c + d_h^R)·l
+    assert s.baseline_bytes == 60 * 128 * (192 + 128) * 2
+    with pytest.raises(ValueError, match="must be one of"):
+        scale_up("GPT-5", 10)

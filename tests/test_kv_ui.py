@@ -1,0 +1,88 @@
+"""The KV Cache tab in a real browser (Debian Chromium): plan, switch variant, generate, stop."""
+import re
+import time
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.e2e
+
+CACHE = "#kv_cache_plot .js-plotly-plot"
+
+
+ROWS = ("() => document.querySelector('" + CACHE + "')._fullData.filter(t => t.type === 'heatmap')"
+        ".flatMap(t => Array.from(t.z || [], r => r.length))")
+
+
+def heatmap_lengths(page) -> list[int]:
+    """The number of filled positions of each cached row (K or V of a KV head, or MLA's latent or RoPE key)."""
+    return page.evaluate(ROWS)
+
+
+def set_slider(page, elem_id: str, value: int) -> None:
+    box = page.locator(f"#{elem_id} input[type=number]")
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def open_tab(page, server_url: str, name: str) -> None:
+    page.goto(server_url)
+    tab = page.get_by_role("tab", name=name)
+    tab.click()
+    expect(tab).to_have_attribute("aria-selected", "true")
+    expect(page.locator(CACHE)).to_be_visible(timeout=60_000)
+
+
+def test_switch_variant_generate_and_stop(page, server_url, shot):
+    open_tab(page, server_url, "KV cache")
+    assert not any(heatmap_lengths(page))                                             # preallocated, empty
+
+    page.locator("#kv_attention label").filter(has_text="GQA").click()
+    page.wait_for_function(f"() => document.querySelector('{CACHE}').data.filter(t => t.type === 'heatmap')"
+                           ".reduce((n, t) => n + t.z.length, 0) === 16")            # 4 layers × K,V × 2 heads
+    expect(page.locator("#kv_n_kv input[type=number]")).to_have_value("2")
+    expect(page.locator("#kv_variant")).to_contain_text("2 × 2 × 32 = 128 numbers")
+
+    set_slider(page, "kv_new_tokens", 60)
+    page.locator("#kv_generate").click()
+    expect(page.locator("#kv_status")).to_contain_text("step 60 of 60", timeout=120_000)
+    expect(page.locator("#kv_status")).to_contain_text("identical tokens so far ✓")
+    prompt = page.locator("#kv_prompt textarea").input_value()
+    lengths = heatmap_lengths(page)
+    assert len(lengths) == 16 and set(lengths) == {len(prompt) + 59}
+    generated = page.locator("#kv_text span").nth(1).text_content()
+    assert len(generated) == 60
+    expect(page.locator("#kv_growth_plot .js-plotly-plot")).to_contain_text("without / with the cache")
+    expect(page.locator(".toast-body")).to_have_count(0)
+    shot(page, "kv-en")
+
+    # 480 tokens take seconds (the uncached decode alone is ~190 GFLOP): Stop lands mid-way.
+    set_slider(page, "kv_new_tokens", 480)
+    page.locator("#kv_generate").click()
+    expect(page.locator("#kv_status")).to_contain_text(re.compile(r"step \d+ of 480"), timeout=60_000)
+    page.locator("#kv_stop").click()
+    time.sleep(1.5)
+    stopped = page.locator("#kv_status").text_content()
+    time.sleep(2.5)
+    assert page.locator("#kv_status").text_content() == stopped                       # no more updates
+    assert int(re.search(r"step (\d+) of 480", stopped).group(1)) < 480
+
+
+def test_chinese_mla_and_a_clear_error(browser, server_url, shot):
+    context = browser.new_context(locale="zh-CN", viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    open_tab(page, server_url, "KV 缓存")
+    page.locator("#kv_attention label").filter(has_text="MLA").click()
+    page.wait_for_function(f"() => document.querySelector('{CACHE}').data.filter(t => t.type === 'heatmap')"
+                           ".reduce((n, t) => n + t.z.length, 0) === 8")             # 4 layers × (latent, RoPE key)
+    set_slider(page, "kv_new_tokens", 40)
+    page.locator("#kv_generate").click()
+    expect(page.locator("#kv_status")).to_contain_text("第 40 / 40 步", timeout=120_000)
+    expect(page.locator("#kv_groups_plot .js-plotly-plot")).to_contain_text("c：潜在向量（32 个数）")
+    shot(page, "kv-zh")
+
+    box = page.locator("#kv_prompt textarea")
+    box.fill("价格 42")
+    page.locator("#kv_generate").click()
+    expect(page.locator(".toast-body").first).to_contain_text("are not one of them", timeout=30_000)
+    context.close()
