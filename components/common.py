@@ -181,10 +181,9 @@ def low_priority(start: Callable[[], Iterator[T]], *, process: bool | None = Non
             yield value
     finally:
         stop.set()
-        if use_process:
-            worker.join(timeout=2)
-            if worker.is_alive():
-                worker.terminate()
+        worker.join(timeout=2)                                       # it sees `stop` within 0.1 s, then cleans up
+        if use_process and worker.is_alive():
+            worker.terminate()
             worker.join(timeout=5)
 
 
