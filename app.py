@@ -12,15 +12,16 @@ import gradio as gr
 from components import bpe, calculator, common, kv, masks, moe, norms, positions, share
 from components.i18n import build_i18n, t
 
-# (tab id, label key, module): deleting a tab is deleting its line here and its module.
+# (tab id, label key, module) in the order a learner meets them, from text to tokens to a whole model.
+# Deleting a tab is deleting its line here and its module.
 TABS = [
-    ("masks", "tab_masks", masks),
-    ("calculator", "tab_calculator", calculator),
     ("tokenizer", "tab_tokenizer", bpe),
     ("positions", "tab_positions", positions),
+    ("masks", "tab_masks", masks),
     ("norms", "tab_norms", norms),
     ("moe", "tab_moe", moe),
     ("kv", "tab_kv", kv),
+    ("calculator", "tab_calculator", calculator),
 ]
 
 STRINGS = {

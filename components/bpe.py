@@ -9,7 +9,7 @@ from pathlib import Path
 
 import gradio as gr
 
-from components.common import HEAVY, as_int, device_line, explain, user_errors
+from components.common import HEAVY, as_int, device_line, explain, low_priority, user_errors
 from components.i18n import lang_of, t
 from models.bpe_trace import CORPORA, SPLITS, TIES
 from models.limits import BPE_MAX_CORPUS_BYTES, BPE_MAX_ENCODE_CHARS, BPE_MAX_MERGES, BPE_SHOW_TOKENS
@@ -334,16 +334,16 @@ def _merges_table(trace, lang: str) -> gr.Dataframe:
     return gr.Dataframe(value=data, headers=headers)
 
 
-def _training(corpus, text, merges, split, tie, your_text, word, k, lang: str):
+def _training(corpus, text, merges, split, tie, your_text, word, k, lang: str, *, background: bool = True):
     """Train on the corpus in time slices, yielding progress; the last item draws step ``k``.
 
     Items are the session state, a status line, the corpus text, the step slider, the merges table,
-    the download file, then every view (:data:`VIEW`).
+    the download file, then every view (:data:`VIEW`). ``background``: train in a low-priority worker
+    (pure Python holds the GIL: in the server's thread it would slow every other tab).
     """
-    from models.bpe import BPETrainer
+    from models.bpe import train_bpe_slices
     from models.bpe_cl100k import encode_cl100k
     from models.bpe_trace import BPEConfig, check_corpus, load_corpus
-    from models.device import Timing
     from viz.bpe import training_summary
 
     strings = STRINGS["zh-CN" if lang == "zh-CN" else "en"]
@@ -358,12 +358,13 @@ def _training(corpus, text, merges, split, tie, your_text, word, k, lang: str):
         raise ValueError("the training text must be a string")
     check_corpus(text)
     skip = (gr.skip(),) * (4 + len(VIEW))
-    start = time.perf_counter()
-    trainer = BPETrainer(text, split=config.split, tie=config.tie)
     n = config.num_merges
-    while not trainer.train(n, seconds=0.25):
-        yield (gr.skip(), strings["bpe_progress"].format(done=len(trainer.merges), total=n), *skip)
-    trace = trainer.trace(n, Timing("cpu", (time.perf_counter() - start) * 1e3))
+
+    def slices():
+        return train_bpe_slices(text, n, split=config.split, tie=config.tie)
+    for trace in low_priority(slices) if background else slices():
+        if isinstance(trace, int):
+            yield (gr.skip(), strings["bpe_progress"].format(done=trace, total=n), *skip)
     yield (gr.skip(), strings["bpe_cl100k_progress"], *skip)
     cl = encode_cl100k(text)
     session = {"trace": trace, "cl_corpus": len(cl.ids), "cl_corpus_bpt": trace.n_bytes / max(len(cl.ids), 1)}
@@ -387,7 +388,7 @@ def train(corpus, text, merges, split, tie, your_text, word, k, request: gr.Requ
 @user_errors
 def first_draw(corpus, text, merges, split, tie, your_text, word, k, request: gr.Request = None):
     """The tab's first draw: the same training, returned whole (the app runs a draw as a plain function)."""
-    *_, last = _training(corpus, text, merges, split, tie, your_text, word, k, lang_of(request))
+    *_, last = _training(corpus, text, merges, split, tie, your_text, word, k, lang_of(request), background=False)
     return last
 
 

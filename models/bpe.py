@@ -24,16 +24,19 @@ normalisation, and more than :data:`models.limits.BPE_MAX_MERGES` merges.
 """
 from __future__ import annotations
 
+import time
+from typing import Iterator
+
 import torch
 
 from models.bpe_trace import (FIRST_ID, GPT2_PATTERN, GPT4_PATTERN, PATTERNS, SPLITS, TIES, BPEConfig,
                               BPETrace, Merge, Split, Step, Tie, check_corpus, merge_lowest_rank, split_text,
                               utf8)
 from models.bpe_trainer import BPETrainer
-from models.device import timed
+from models.device import Timing, timed
 
 __all__ = ["FIRST_ID", "GPT2_PATTERN", "GPT4_PATTERN", "PATTERNS", "SPLITS", "TIES", "BPEConfig", "BPETrace",
-           "BPETrainer", "Merge", "Step", "check_corpus", "merge_lowest_rank", "split_text", "train_bpe", "utf8"]
+           "BPETrainer", "Merge", "Step", "check_corpus", "merge_lowest_rank", "split_text", "train_bpe", "train_bpe_slices", "utf8"]
 
 
 def train_bpe(text: str, num_merges: int, *, split: Split = "none", tie: Tie = "first") -> BPETrace:
@@ -53,3 +56,20 @@ def train_bpe(text: str, num_merges: int, *, split: Split = "none", tie: Tie = "
         trainer = BPETrainer(text, split=config.split, tie=config.tie)
         trainer.train(config.num_merges)
     return trainer.trace(config.num_merges, watch.timing)
+
+
+def train_bpe_slices(text: str, num_merges: int, *, split: Split = "none", tie: Tie = "first",
+                     seconds: float = 0.25) -> Iterator[int | BPETrace]:
+    """:func:`train_bpe` in time slices of ``seconds``: yields the number of merges made after each
+    slice that did not finish, then the trace. What the UI streams its progress from.
+
+    >>> *progress, trace = train_bpe_slices("aaabdaaabac", 3)
+    >>> trace.encode("aaabdaaabac")
+    [258, 100, 258, 97, 99]
+    """
+    config = BPEConfig(num_merges, split, tie)
+    start = time.perf_counter()
+    trainer = BPETrainer(text, split=config.split, tie=config.tie)
+    while not trainer.train(config.num_merges, seconds=seconds):
+        yield len(trainer.merges)
+    yield trainer.trace(config.num_merges, Timing("cpu", (time.perf_counter() - start) * 1e3))

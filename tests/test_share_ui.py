@@ -28,7 +28,7 @@ def test_link_opens_the_tab_with_its_settings(page, server_url, shot):
 
 
 def test_download_figure_data(page, server_url, tmp_path):
-    page.goto(server_url)
+    page.goto(f"{server_url}?tab=masks")
     expect(page.locator(PANELS)).to_be_visible(timeout=30_000)
     with page.expect_download() as info:
         page.locator("#download_masks").click()
