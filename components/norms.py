@@ -59,7 +59,7 @@ $$\Big\|\frac{\partial \mathcal L}{\partial W^{2,L}}\Big\|_F = O\big(d\sqrt{\ln 
 
 In Pre-LN the residual stream grows ($\|x_l\|^2$ rises about linearly with $l$: look at the stream-RMS panel), and the final Norm divides the gradient by $\|x_L\|$; each layer's gradient scales as $1/\|x_l\|$, so it *falls slowly* from bottom to top and shrinks as $1/\sqrt L$ with depth (the sweep). NormFormer (Shleifer et al. 2021) reports the same: in Pre-LN the early layers get larger gradients than the late ones; Xiong et al.'s "the same for every layer" holds for the stream-normalised gradient. In Post-LN every layer's output is normalised, nothing shrinks with depth, and every Norm on the way down divides the gradient by the spread of $x+F(x)$: the largest gradients sit near the output and do not shrink as you add layers.
 
-**Why warm-up matters.** Adam moves every weight by about the learning rate per step, whatever its gradient. In Post-LN the output depends strongly on every layer's branch, so full-size steps at initialisation push the model into a bad region: here it stalls at the loss of guessing letter frequencies (≈ 3.2 nats). A warm-up keeps the first steps small until the gradients settle; Pre-LN's identity path keeps it trainable without one. Try a smaller learning rate (Post-LN recovers) or a huge one (watch for a divergence: it is reported, never plotted).
+**Why warm-up matters.** Adam moves every weight by about the learning rate per step, whatever its gradient. In Post-LN the output depends strongly on every layer's branch, so full-size steps at initialisation push the model into a bad region: here it stalls at the loss of guessing letter frequencies (≈ 3.0 nats on the shipped text). A warm-up keeps the first steps small until the gradients settle; Pre-LN's identity path keeps it trainable without one. Try 2·10⁻³ (Post-LN recovers) or a huge one (watch for a divergence: it is reported, never plotted).
 
 **What this stack is.** A decoder-only character model: embeddings $\sim\mathcal N(0,1)$ plus sinusoidal positions, causal attention and a ReLU FFN of width $4d$, Xavier-normal weights (gain $1/\sqrt2$ on $W_Q,W_K,W_V$, as fairseq), zero biases, one backward pass of the next-character cross-entropy on a seeded batch of the corpus. Post-LN and Pre-LN built with one seed have identical weights.
 
@@ -103,7 +103,7 @@ $$\Big\|\frac{\partial \mathcal L}{\partial W^{2,L}}\Big\|_F = O\big(d\sqrt{\ln 
 
 Pre-LN 的残差流不断增大（$\|x_l\|^2$ 大约随 $l$ 线性增长，见残差流 RMS 子图），最后的 Norm 把梯度除以 $\|x_L\|$；每层的梯度按 $1/\|x_l\|$ 缩放，所以从底层到顶层*缓慢下降*，并随深度按 $1/\sqrt L$ 缩小（见深度扫描）。NormFormer（Shleifer 等，2021）也观察到：Pre-LN 中靠前的层梯度比靠后的层大；Xiong 等所说的“各层相同”对按残差流归一化后的梯度成立。Post-LN 每层的输出都被归一化，没有任何量随深度缩小，而反向传播每经过一个 Norm，梯度都要除以 $x+F(x)$ 的标准差：最大的梯度集中在靠近输出的层，并且加层也不会变小。
 
-**为什么需要预热。** Adam 每一步让每个权重移动大约一个学习率，与梯度大小无关。Post-LN 的输出强烈依赖每一层的分支，初始化时就用满步长会把模型推入糟糕的区域：这里它停在只会猜字母频率的损失（≈ 3.2 nats）。预热让最初几步足够小，直到梯度稳定；Pre-LN 的恒等通路让它不需要预热也能训练。试试更小的学习率（Post-LN 会恢复）或极大的学习率（注意发散：它会被报告出来，而不会画成 NaN）。
+**为什么需要预热。** Adam 每一步让每个权重移动大约一个学习率，与梯度大小无关。Post-LN 的输出强烈依赖每一层的分支，初始化时就用满步长会把模型推入糟糕的区域：这里它停在只会猜字母频率的损失（在附带的文本上 ≈ 3.0 nats）。预热让最初几步足够小，直到梯度稳定；Pre-LN 的恒等通路让它不需要预热也能训练。试试 2·10⁻³（Post-LN 会恢复）或极大的学习率（注意发散：它会被报告出来，而不会画成 NaN）。
 
 **这里的模型。** 一个仅解码器的字符级模型：嵌入 $\sim\mathcal N(0,1)$ 加正弦位置编码，因果注意力和宽度 $4d$ 的 ReLU FFN，Xavier 正态初始化（$W_Q,W_K,W_V$ 的增益为 $1/\sqrt2$，与 fairseq 相同），偏置为零，在语料的一个带种子的批次上对下一个字符的交叉熵做一次反向传播。用同一个种子构建的 Post-LN 和 Pre-LN 权重完全相同。
 
@@ -257,7 +257,7 @@ def build() -> dict:
     gr.Markdown(t("norm_train_intro"))
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
-            lr = gr.Number(2e-3, minimum=0, maximum=NORM_TRAIN_MAX_LR, label=t("norm_lr"), elem_id="norm_lr")
+            lr = gr.Number(5e-3, minimum=0, maximum=NORM_TRAIN_MAX_LR, label=t("norm_lr"), elem_id="norm_lr")
             steps = gr.Slider(10, NORM_TRAIN_MAX_STEPS, value=300, step=10, label=t("norm_steps"), elem_id="norm_steps")
             warmup = gr.Slider(1, NORM_TRAIN_MAX_STEPS, value=100, step=1, label=t("norm_warmup"),
                                elem_id="norm_warmup")

@@ -47,7 +47,7 @@ class TrainConfig:
     ValueError: learning rate = 0 must be a number in (0, 10]
     """
 
-    lr: float = 2e-3                  # Adam's peak learning rate
+    lr: float = 5e-3                  # Adam's peak learning rate: Post-LN without warm-up stalls (seeds 0-2)
     steps: int = 300                  # per run
     warmup: int = 100                 # linear warm-up steps of the "with warm-up" runs
     # the model: a small character-level LM

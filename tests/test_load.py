@@ -83,7 +83,7 @@ HEAVY_CLIENT = ("import json, sys; from gradio_client import Client; "
                 "c = Client(sys.argv[1], verbose=False, analytics_enabled=False)\n"
                 "while True: c.predict(*json.loads(sys.argv[3]), api_name=sys.argv[2])")
 HEAVY: dict[str, list] = {
-    "/norm_train": [2e-3, 300, 100, "layernorm", 0],            # the tab's default run
+    "/norm_train": [5e-3, 300, 100, "layernorm", 0],            # the tab's default run
     "/bpe_train": ["en", "", 5000, "none", "first", "the cat 露营", " that", 1],   # ~1-2 s of training
     "/moe_train": [8, 1, 0.05, 0.0, False, 1.25, 600, 0, True],    # the default run at the most steps, with its twin
     "/kv_generate": ["T", "mha", 4, 32, 511, 0, 0],
