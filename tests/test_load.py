@@ -1,20 +1,21 @@
-"""A class of twenty opens the Space at once: concurrent clients on every instant endpoint while
-long work (a training run, a generation) is in progress.
+"""A class of twenty opens the Space at once: concurrent clients on every instant endpoint while long
+work (training runs, a generation) is in progress.
 
-Each simulated learner calls a random instant endpoint, then pauses 1-3 s (``THINK``) as a person moving a
-slider does, for ``DURATION`` seconds. Asserts: no failed call, and each instant endpoint's p95
-latency under load within ``MAX_RATIO`` times its idle p95 (idle = one client, nothing else
-running). The issue's target is 3x; on the 2-core CI machine, which also runs the twenty learners,
-Gradio's own per-event cost (a trivial echo endpoint: ~67 ms and 15 ms of server CPU per call)
-puts the measured ratio at 5-9x, so the assertion guards against collapse and the README reports
-the figure. An endpoint as cheap as that echo (idle p95 ~60 ms) measures Gradio's queue rather than
-itself, and the same absolute latency under load gives it twice the ratio of an endpoint that
-computes for 60 ms; so an idle p95 below ``IDLE_FLOOR`` counts as ``IDLE_FLOOR``.
+Each simulated learner walks the instant endpoints in turn, pausing 1-3 s (``THINK``) as a person
+moving a slider does, for ``DURATION`` seconds, while every long run of :data:`HEAVY` is kept going
+(two at a time, the ``HEAVY`` queue's limit; the others wait their turn). Asserts: no failed call;
+over all instant calls, p95 latency under load within ``POOLED_RATIO`` (3x, the issue's target) of
+the idle p95; each endpoint within ``MAX_RATIO``, a guard against collapse. Idle = one client,
+nothing else running. An endpoint as cheap as Gradio's own round trip (a trivial echo: ~60 ms
+idle) measures Gradio's queue rather than itself, so an idle p95 below ``IDLE_FLOOR`` counts as
+``IDLE_FLOOR``; the report keeps both the raw and the floored ratio.
 
-The server runs as ``python app.py`` in its own process. The learners speak Gradio's HTTP API
-directly (what gradio_client speaks): gradio_client spends ~80 ms of CPU per call in the client,
-so twenty of them on a 2-core test machine would measure the clients rather than the server. One
-real gradio_client, in a process of its own, submits the long work.
+The server runs as ``python app.py`` in its own process; its long work runs in niced worker
+processes (``components.common.low_priority``). The learners speak Gradio's HTTP API directly (what
+gradio_client speaks): gradio_client spends ~80 ms of CPU per call in the client, so twenty of them
+on a 2-core machine would measure the clients rather than the server. Each long run is submitted by
+a gradio_client in a process of its own: reading a stream in this process would take the learners'
+GIL.
 """
 from __future__ import annotations
 
@@ -35,9 +36,11 @@ from tests.conftest import ROOT, free_port, raw_call
 pytestmark = pytest.mark.load
 
 CLIENTS = 20
-DURATION = 20.0
+DURATION = 40.0
 IDLE_CALLS = 15
-MAX_RATIO = 12.0
+MIN_CALLS = 15                     # per instant endpoint under load
+POOLED_RATIO = 3.0
+MAX_RATIO = 6.0
 IDLE_FLOOR = 0.1                   # s: a trivial Gradio echo endpoint's idle p95 is ~60 ms here
 THINK = (1.0, 3.0)                 # seconds between one learner's slider moves
 # Instant endpoints and valid arguments: what a slider move sends.
@@ -45,7 +48,7 @@ INSTANT = {
     "/masks": lambda rng: ["the cat sat on the mat\nhi there", True, rng.choice(["left", "right"]),
                            rng.random() < 0.5, False, 2, False, 2, False, "allow",
                            rng.randint(1, 8), rng.randint(0, 100), 1, 1],
-    "/norm_axes": lambda rng: [rng.randint(1, 4), rng.randint(1, 6), rng.randint(2, 8), rng.randint(0, 100), 1, 1, 2],
+    "/norm_axes": lambda rng: [rng.randint(1, 4), rng.randint(2, 6), rng.randint(2, 8), rng.randint(0, 100), 1, 1, 2],
     "/norm_gradients": lambda rng: [rng.randint(2, 6), 64, 4, rng.choice(["layernorm", "rmsnorm"]), ["post", "pre"],
                                     True, 32, 8, rng.randint(0, 100)],
     "/rope": lambda rng: [128, rng.choice([10000, 500000]), rng.randint(0, 100), rng.choice(["half", "interleaved"]),
@@ -123,7 +126,7 @@ def set_up(server_url: str, session: str) -> None:
 def test_twenty_learners_at_once(app_process, tmp_path_factory):
     server_url = app_process
     rng = random.Random(0)
-    idle = {}
+    idle, idle_times = {}, {}
     set_up(server_url, "idle")
     for name, args in INSTANT.items():
         raw_call(server_url, name.lstrip("/"), args(rng), session="idle")              # warm up
@@ -132,7 +135,7 @@ def test_twenty_learners_at_once(app_process, tmp_path_factory):
             start = time.perf_counter()
             assert raw_call(server_url, name.lstrip("/"), args(rng), session="idle")[0] == "complete"
             times.append(time.perf_counter() - start)
-        idle[name] = p95(times)
+        idle[name], idle_times[name] = p95(times), times
 
     heavy_jobs = [subprocess.Popen([sys.executable, "-c", HEAVY_CLIENT, server_url, name, json.dumps(args)],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -172,14 +175,22 @@ def test_twenty_learners_at_once(app_process, tmp_path_factory):
         job.wait(timeout=30)
 
     report = {name: {"idle_p95_ms": round(idle[name] * 1e3, 1), "load_p95_ms": round(p95(ts) * 1e3, 1),
-                     "calls": len(ts), "ratio": round(p95(ts) / max(idle[name], IDLE_FLOOR), 2)}
+                     "calls": len(ts), "raw_ratio": round(p95(ts) / idle[name], 2),
+                     "ratio": round(p95(ts) / max(idle[name], IDLE_FLOOR), 2)}
               for name, ts in latencies.items()}
+    everything = [t for ts in latencies.values() for t in ts]
+    pooled_idle = p95([t for ts in idle_times.values() for t in ts])
+    report["pooled"] = {"idle_p95_ms": round(pooled_idle * 1e3, 1), "load_p95_ms": round(p95(everything) * 1e3, 1),
+                        "calls": len(everything), "raw_ratio": round(p95(everything) / pooled_idle, 2),
+                        "ratio": round(p95(everything) / max(pooled_idle, IDLE_FLOOR), 2)}
     report["heavy_running_throughout"] = heavy_running
     out = tmp_path_factory.mktemp("load") / "load.json"
     out.write_text(json.dumps(report, indent=1))
     print("\nload test:", json.dumps(report))
     assert not failures, failures[:5]
+    assert all(heavy_running), "the long work must run for the whole test"
     for name, row in report.items():
         if name.startswith("/"):
-            assert row["calls"] >= CLIENTS, row
+            assert row["calls"] >= MIN_CALLS, row
             assert row["ratio"] <= MAX_RATIO, f"{name} p95 {row['load_p95_ms']} ms vs idle {row['idle_p95_ms']} ms"
+    assert report["pooled"]["ratio"] <= POOLED_RATIO, report["pooled"]
