@@ -32,6 +32,8 @@ from pathlib import Path
 from typing import Iterator
 
 import torch
+import torch._dynamo  # noqa: F401  (an optimizer's constructor imports it, ~1 s: here, once per server,
+#                                 not in every forked training worker)
 import torch.nn.functional as F
 from torch import nn
 

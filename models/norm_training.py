@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 import torch
+import torch._dynamo  # noqa: F401  (an optimizer's constructor imports it, ~1 s: here, once per server,
+#                                 not in every forked training worker)
 
 from models.device import Timing, on_gpu, resolve_device, timed
 from models.limits import (NORM_MAX_BATCH, NORM_MAX_SEQ_LEN, NORM_TRAIN_MAX_LR, NORM_TRAIN_MAX_STEPS,
