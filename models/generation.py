@@ -38,7 +38,7 @@ from models.kv_cache import KVCache, cached_causal_mask, kv_cache_bytes, mla_cac
 
 __all__ = ["GPTConfig", "TinyGPT", "KVCache", "GenerationTrace", "Step", "Pair", "generate", "generate_steps",
            "side_by_side",
-           "kv_cache_bytes", "mla_cache_bytes", "apply_rope", "rope_tables"]
+           "kv_cache_bytes", "mla_cache_bytes", "rope_rotate", "rope_tables"]
 
 
 @dataclass(frozen=True)
@@ -143,14 +143,16 @@ def rope_tables(n_positions: int, dim: int, base: float = 10000.0) -> tuple[torc
     >>> cos.shape, float(sin[1, 0])                 # position 1, frequency 1: sin(1)
     (torch.Size([3, 4]), 0.8414709568023682)
     """
-    inv_freq = base ** (-torch.arange(0, dim, 2, dtype=torch.float64) / dim)      # (dim/2,)
-    angles = torch.arange(n_positions, dtype=torch.float64)[:, None] * inv_freq    # (T, dim/2)
+    from models.positions import rope_angles, rope_inv_freq      # the Positions tab's frequencies
+    angles = rope_angles(torch.arange(n_positions), rope_inv_freq(dim, base, device="cpu"))   # (T, dim/2)
     angles = torch.cat([angles, angles], -1)                                       # (T, dim)
     return angles.cos().float(), angles.sin().float()
 
 
-def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate ``x`` of shape ``(..., T, dim)`` by the tables' rows for its ``T`` positions."""
+def rope_rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate ``x`` of shape ``(..., T, dim)`` by the tables' rows for its ``T`` positions: what
+    :func:`models.positions.apply_rope` computes (``style="half"``), with the tables made once per model
+    for the decode loop."""
     half = x.shape[-1] // 2
     rotated = torch.cat([-x[..., half:], x[..., :half]], -1)                      # rotate_half(x)
     return x * cos + rotated * sin
@@ -201,8 +203,8 @@ class Attention(nn.Module):
         if self.cfg.attention == "mla":
             y = self._mla(q, kv_a, kv_b, cos, sin, cache, layer)            # (B, H, T, hd)
         else:
-            q = apply_rope(q.view(B, T, H, hd).transpose(1, 2), cos, sin)     # (B, H, T, hd)
-            k = apply_rope(kv_a.view(B, T, -1, hd).transpose(1, 2), cos, sin)  # (B, n_kv, T, hd)
+            q = rope_rotate(q.view(B, T, H, hd).transpose(1, 2), cos, sin)     # (B, H, T, hd)
+            k = rope_rotate(kv_a.view(B, T, -1, hd).transpose(1, 2), cos, sin)  # (B, n_kv, T, hd)
             v = kv_b.view(B, T, -1, hd).transpose(1, 2)                       # (B, n_kv, T, hd)
             if cache is not None:
                 k, v = cache.update(layer, k, v)                            # (B, n_kv, S, hd)
@@ -216,12 +218,12 @@ class Attention(nn.Module):
         q = q.view(B, T, H, -1).transpose(1, 2)                             # (B, H, T, hd + dr)
         q_nope, q_rope = q.split([hd, self.cfg.rope_width], -1)
         latent = torch.cat([self.kv_norm(c)[:, None],                       # (B, 1, T, r): c_t
-                            apply_rope(k_rope[:, None], cos, sin)], -1)     # (B, 1, T, r + dr): + k^R_t
+                            rope_rotate(k_rope[:, None], cos, sin)], -1)     # (B, 1, T, r + dr): + k^R_t
         if cache is not None:
             (latent,) = cache.update(layer, latent)                         # (B, 1, S, r + dr)
         w_uk, w_uv = self.kv_up.weight.view(H, 2 * hd, r).split(hd, 1)      # (H, hd, r) each
         q_latent = torch.cat([q_nope @ w_uk,                                # (B, H, T, r): W_UK absorbed
-                              apply_rope(q_rope, cos, sin)], -1)            # (B, H, T, r + dr)
+                              rope_rotate(q_rope, cos, sin)], -1)            # (B, H, T, r + dr)
         o_latent = attend(q_latent, latent, latent[..., :r], self.scale)    # (B, H, T, r): MQA on c
         return o_latent @ w_uv.transpose(1, 2)                              # (B, H, T, hd): W_UV absorbed
 

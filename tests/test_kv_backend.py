@@ -9,7 +9,7 @@ import torch.nn.functional as F
 from torch.nn.attention.bias import causal_lower_right
 
 from models.calculator import PRESETS, ModelSpec, kv_cache_bytes as calc_kv_cache_bytes
-from models.generation import (GPTConfig, KVCache, TinyGPT, apply_rope, generate, generate_steps, kv_cache_bytes,
+from models.generation import (GPTConfig, KVCache, TinyGPT, rope_rotate, generate, generate_steps, kv_cache_bytes,
                                mla_cache_bytes, rope_tables, side_by_side)
 from models.kv_cache import cached_causal_mask, scale_up
 from models.limits import KV_CONTEXT
@@ -64,7 +64,7 @@ def test_rope_equals_complex_rotation():
     T, d = 7, 8
     x = torch.randn(2, T, d, dtype=torch.float64)
     cos, sin = rope_tables(T, d)
-    got = apply_rope(x, cos.double(), sin.double())
+    got = rope_rotate(x, cos.double(), sin.double())
     theta = 10000.0 ** (-torch.arange(0, d, 2, dtype=torch.float64) / d)
     z = torch.complex(x[..., : d // 2], x[..., d // 2:]) * torch.polar(torch.ones(T, d // 2, dtype=torch.float64),
                                                                        torch.arange(T)[:, None] * theta)
@@ -94,12 +94,12 @@ def reference_attention(attn, x: torch.Tensor, cos, sin) -> torch.Tensor:
             c = attn.kv_norm(a)                                               # (B, T, r)
             w = attn.kv_up.weight.view(H, 2 * hd, r)[h]                       # (2·hd, r)
             k_nope, v = c @ w[:hd].T, c @ w[hd:].T                            # decompressed: (B, T, hd)
-            k = torch.cat([k_nope, apply_rope(b, cos, sin)], -1)             # + the shared RoPE key
-            q = torch.cat([qh[..., :hd], apply_rope(qh[..., hd:], cos, sin)], -1)
+            k = torch.cat([k_nope, rope_rotate(b, cos, sin)], -1)             # + the shared RoPE key
+            q = torch.cat([qh[..., :hd], rope_rotate(qh[..., hd:], cos, sin)], -1)
         else:
             g = h // (H // cfg.n_kv_heads)                                    # the KV head of query head h
-            q = apply_rope(q_all.view(B, T, H, hd)[:, :, h], cos, sin)
-            k = apply_rope(a.view(B, T, -1, hd)[:, :, g], cos, sin)
+            q = rope_rotate(q_all.view(B, T, H, hd)[:, :, h], cos, sin)
+            k = rope_rotate(a.view(B, T, -1, hd)[:, :, g], cos, sin)
             v = b.view(B, T, -1, hd)[:, :, g]
         scores = (q @ k.transpose(1, 2)) / math.sqrt(q.shape[-1])
         heads.append(torch.softmax(scores.masked_fill(~causal, -math.inf), -1) @ v)
@@ -203,7 +203,7 @@ def test_mla_caches_only_the_latent_and_the_rope_key():
         h = block.attn_norm(model.embed(ids))
         _, c, k_rope = block.attn.qkv(h).split(block.attn.split, -1)
         torch.testing.assert_close(cache.latent[0, :, 0, :5], block.attn.kv_norm(c))
-        torch.testing.assert_close(cache.rope_keys[0, :, 0, :5], apply_rope(k_rope, model.rope_cos[:5], model.rope_sin[:5]))
+        torch.testing.assert_close(cache.rope_keys[0, :, 0, :5], rope_rotate(k_rope, model.rope_cos[:5], model.rope_sin[:5]))
 
 
 def test_gqa_caches_n_kv_heads_of_keys_and_values():
@@ -325,3 +325,11 @@ def test_scale_up_deepseek_v2_caches_576_numbers_per_layer():
     assert s.baseline_bytes == 60 * 128 * (192 + 128) * 2
     with pytest.raises(ValueError, match="must be one of"):
         scale_up("GPT-5", 10)
+
+
+def test_rope_tables_rotate_as_the_positions_tab_does():
+    from models.positions import apply_rope
+    x = torch.randn(2, 3, 17, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    cos, sin = rope_tables(17, 8, base=500.0)
+    torch.testing.assert_close(rope_rotate(x, cos.double(), sin.double()), apply_rope(x, base=500.0, style="half"),
+                               atol=1e-6, rtol=0)                   # the tables are float32
