@@ -19,6 +19,10 @@ GROUPS = {  # accordion -> fields, in the order a config.json lists them
 }
 GPU_CHOICES = (24.0, 40.0, 48.0, 80.0, 141.0)
 DEFAULT_PRESET = "Llama-3-8B"
+VERIFY_TOKENS = 128                 # the cache checked by "Verify" holds this many tokens
+# The KV Cache tab's trained tiny GPTs, by preset name -> variant (their specs come from the checkpoints).
+TINY_PRESETS = {"Tiny GPT · MHA (KV tab)": "mha", "Tiny GPT · GQA-2 (KV tab)": "gqa",
+                "Tiny GPT · MQA (KV tab)": "mqa", "Tiny GPT · MLA r=32 (KV tab)": "mla"}
 
 _FIELD_EN = {
     "vocab_size": "vocabulary size", "d_model": "d_model (hidden_size)", "n_layers": "layers",
@@ -160,7 +164,8 @@ def verify_spec(request: gr.Request, *fields):
     """The ``/calculate_verify`` endpoint: the counts of a really built model and a really allocated cache."""
     from models.calculator_verify import verify
     from viz.calculator import verification_markdown
-    return verification_markdown(verify(_spec_from_fields(list(fields))), lang_of(request))
+    return verification_markdown(verify(_spec_from_fields(list(fields)), seq_len=VERIFY_TOKENS), VERIFY_TOKENS,
+                                 lang_of(request))
 
 
 @user_errors
@@ -185,11 +190,18 @@ def first_draw(request: gr.Request, *args):
     return (*calculate(request, *args[:-1]), *number_formats(args[-1], request))
 
 
+def _tiny_spec(name: str):
+    from models.calculator_verify import spec_of_gpt
+    from models.tiny_gpt import CHECKPOINT_DIR, checkpoint_name, load_checkpoint, tiny_config, trained_configs
+    vocab = len(load_checkpoint(CHECKPOINT_DIR / f"{checkpoint_name(tiny_config('mha', 1))}.pt").vocab)
+    return spec_of_gpt(trained_configs(vocab)[TINY_PRESETS[name]], name)
+
+
 def _preset_values(name: str):
     from dataclasses import asdict
-    if name not in PRESETS:
+    if name not in PRESETS and name not in TINY_PRESETS:
         return [gr.skip()] * len(FIELDS)
-    spec = asdict(PRESETS[name])
+    spec = asdict(PRESETS[name] if name in PRESETS else _tiny_spec(name))
     spec["head_dim"] = spec["head_dim"] or 0
     spec["n_kv_heads"] = spec["n_kv_heads"] or spec["n_heads"]
     return [spec[f] for f in FIELDS]
@@ -223,7 +235,7 @@ def build() -> dict:
         with gr.Tab(t("calc_sub_model"), id="calc_model"):
             with gr.Row():
                 with gr.Column(scale=1, min_width=320):
-                    preset = gr.Dropdown([*PRESETS, ("custom", "custom")], value=DEFAULT_PRESET,
+                    preset = gr.Dropdown([*PRESETS, *TINY_PRESETS, ("custom", "custom")], value=DEFAULT_PRESET,
                                          label=t("calc_preset"), elem_id="calc_preset")
                     with gr.Accordion(t("calc_paste"), open=False):
                         config = gr.Textbox(lines=6, label=t("calc_json"), max_length=CALC_MAX_JSON_CHARS,

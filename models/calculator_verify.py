@@ -1,10 +1,17 @@
 """Check the calculator against real PyTorch modules: build a model from a spec, count its numel.
 
-The model is built from generic pieces (``nn.Embedding``, ``nn.Linear`` with the spec's bias flags,
-LayerNorm/RMSNorm, SwiGLU or GELU FFNs, routed and shared experts, MLA's low-rank projections),
-independently of the counting formulas in :mod:`models.calculator`, on PyTorch's meta device (shapes,
-no memory), so even a 70B model is built in a fraction of a second; the KV cache is allocated as the
-tensors a decoder keeps. Bounded by the number of modules, ``CALC_BUILD_MAX_MODULES``.
+Two ways, both independent of the counting formulas in :mod:`models.calculator`:
+
+- **Run it** when the spec is a dense Llama-shaped decoder (SwiGLU, RMSNorm, no biases, untied,
+  RoPE; MHA/GQA/MQA or MLA without query compression) of at most ``CALC_RUN_MAX_PARAMS``
+  parameters — the KV Cache tab's tiny GPTs among them: the :class:`models.generation.TinyGPT` of
+  that shape is built with real weights, ``sum(p.numel())`` counted, and a forward pass over
+  ``seq_len`` tokens fills its real KV cache, whose bytes are read off the tensors.
+- Otherwise **build the module tree** from generic pieces (``nn.Embedding``, ``nn.Linear`` with the
+  spec's bias flags, LayerNorm/RMSNorm, SwiGLU or GELU FFNs, routed and shared experts, MLA's
+  low-rank projections) on PyTorch's meta device (shapes, no memory), so even a 236B model is
+  built in seconds, and allocate the tensors a decoder caches. Bounded by the number of modules,
+  ``CALC_BUILD_MAX_MODULES``.
 """
 from __future__ import annotations
 
@@ -14,7 +21,7 @@ import torch
 from torch import nn
 
 from models.calculator import ModelSpec, count_params, kv_cache_bytes
-from models.limits import CALC_BUILD_MAX_MODULES
+from models.limits import CALC_BUILD_MAX_MODULES, CALC_RUN_MAX_PARAMS
 
 
 def _norm(spec: ModelSpec, dim: int) -> nn.Module:
@@ -88,12 +95,59 @@ def allocate_kv_cache(spec: ModelSpec, seq_len: int, batch: int = 1,
                 for _ in range(2 * spec.n_layers)]                   # (B, n_kv, T, hd), K then V
 
 
+def gpt_config_of(spec: ModelSpec, seq_len: int):
+    """The runnable :class:`models.generation.GPTConfig` of ``spec``, or ``None`` when the spec is not
+    a dense Llama-shaped decoder that TinyGPT builds (MoE, GELU, LayerNorm, biases, tied or learned
+    positions, an explicit head_dim other than d_model / heads, MLA with query compression).
+
+    >>> from models.calculator import PRESETS
+    >>> gpt_config_of(PRESETS["Llama-3-8B"], 16).n_kv_heads, gpt_config_of(PRESETS["GPT-2 (124M)"], 16)
+    (8, None)
+    """
+    from models.generation import GPTConfig
+
+    llama_shaped = (not spec.is_moe and spec.ffn_type == "swiglu" and spec.norm == "rmsnorm"
+                    and not (spec.attn_bias or spec.mlp_bias or spec.tied_embeddings or spec.learned_positions)
+                    and spec.d_model % spec.n_heads == 0)
+    if not llama_shaped:
+        return None
+    head = spec.d_model // spec.n_heads
+    if spec.is_mla:
+        if spec.q_lora_rank or spec.kv_heads != spec.n_heads or not spec.qk_nope_head_dim == spec.v_head_dim == head:
+            return None
+        return GPTConfig(spec.vocab_size, spec.n_layers, spec.d_model, spec.n_heads, spec.n_heads, seq_len,
+                         attention="mla", kv_latent_dim=spec.kv_lora_rank, rope_dim=spec.qk_rope_head_dim,
+                         ffn_dim=spec.ffn)
+    if spec.hd != head:
+        return None
+    return GPTConfig(spec.vocab_size, spec.n_layers, spec.d_model, spec.n_heads, spec.kv_heads, seq_len,
+                     ffn_dim=spec.ffn)
+
+
+def spec_of_gpt(config, name: str) -> ModelSpec:
+    """The calculator's :class:`ModelSpec` of a TinyGPT config (the KV Cache tab's models).
+
+    >>> from models.generation import GPTConfig
+    >>> spec_of_gpt(GPTConfig(61, 4, 128, 4, 2, 512), "tiny").kv_heads
+    2
+    """
+    mla = config.attention == "mla"
+    return ModelSpec(name, vocab_size=config.vocab_size, d_model=config.d_model, n_layers=config.n_layers,
+                     n_heads=config.n_heads, n_kv_heads=config.n_kv_heads, head_dim=config.head_dim,
+                     ffn_dim=config.ffn_width, ffn_type="swiglu", norm="rmsnorm",
+                     kv_lora_rank=config.kv_latent_dim if mla else 0,
+                     qk_rope_head_dim=config.rope_width if mla else 0,
+                     qk_nope_head_dim=config.head_dim if mla else 0, v_head_dim=config.head_dim if mla else 0)
+
+
 @dataclass(frozen=True)
 class Verification:
     formula_params: int
     built_params: int
     formula_kv_bytes: int
     built_kv_bytes: int
+    how: str = "meta"                  # "run": a TinyGPT built and run; "meta": the module tree on the meta device
+    kv_dtype: str = "fp16"             # the dtype of the cache compared
 
     @property
     def ok(self) -> bool:
@@ -101,7 +155,18 @@ class Verification:
 
 
 def verify(spec: ModelSpec, seq_len: int = 128, batch: int = 1) -> Verification:
-    """Formula vs. built modules (``sum(p.numel())``, shared weights once) and vs. a real cache (fp16)."""
+    """Formula vs. built modules (``sum(p.numel())``, shared weights once) and vs. a real cache: a
+    TinyGPT run over ``seq_len`` tokens (fp32 cache) when the spec is one, else meta tensors (fp16)."""
+    config = gpt_config_of(spec, seq_len)
+    if config is not None and count_params(spec)["total"] <= CALC_RUN_MAX_PARAMS:
+        from models.generation import TinyGPT
+        torch.manual_seed(0)
+        model = TinyGPT(config).eval()                                # real weights, on the CPU
+        ids = torch.randint(0, spec.vocab_size, (batch, seq_len))   # (B, T)
+        with torch.no_grad():
+            _, cache = model(ids)                                     # prefill: the cache holds T positions
+        return Verification(count_params(spec)["total"], sum(p.numel() for p in model.parameters()),
+                            kv_cache_bytes(spec, seq_len, batch, "fp32"), cache.nbytes(), "run", "fp32")
     model = build_model(spec)
     built = sum(p.numel() for p in model.parameters())               # .parameters() dedups tied weights
     cache = allocate_kv_cache(spec, seq_len, batch)

@@ -22,6 +22,7 @@ CALC_MAX_CONTEXT = 10_000_000
 CALC_MAX_BATCH = 100_000
 CALC_MAX_JSON_CHARS = 100_000
 CALC_BUILD_MAX_MODULES = 200_000  # "verify" builds the module tree (meta device) up to this many Linear layers
+CALC_RUN_MAX_PARAMS = 30_000_000  # ... or builds and runs a Llama-shaped spec for real up to this many parameters
 
 # Normalization: the stack at initialisation (one backward pass per variant) and the training run.
 NORM_MIN_LAYERS = 2                 # the UI's depth slider; the backend builds any depth from 1

@@ -37,6 +37,11 @@ def test_verify_endpoint(client):
     assert out.count("✓") == 2 and "15,706,484,224" in out
 
 
+def test_verify_runs_the_kv_tabs_model(client):
+    out = client.predict(*_preset_values("Tiny GPT · MLA r=32 (KV tab)"), api_name="/calculate_verify")
+    assert out.count("✓") == 2 and "778,752" in out and "TinyGPT" in out and "fp32" in out
+
+
 def test_number_formats_endpoint(client):
     bits, rounding, table = client.predict(65520.0, api_name="/number_formats")
     assert "| fp16 | 65504 |" in table and "inf" in table

@@ -181,3 +181,26 @@ def test_bits_and_notes_by_hand():
     assert cast(300.0, FORMATS[5]).note == "saturated" and cast(300.0, FORMATS[5]).stored == 127
     with pytest.raises(ValueError, match="finite number"):
         cast(float("nan"), FORMATS[0])
+
+
+@pytest.mark.parametrize("variant", ["mha", "gqa", "mqa", "mla"])
+def test_the_kv_tabs_trained_models_match_the_calculator(variant):
+    """The calculator's counts for the KV Cache tab's models, against the committed checkpoints run for real."""
+    from models.calculator_verify import spec_of_gpt
+    from models.tiny_gpt import CHECKPOINT_DIR, checkpoint_name, load_checkpoint, trained_configs
+    config = trained_configs(61)[variant]
+    model = load_checkpoint(CHECKPOINT_DIR / f"{checkpoint_name(config)}.pt").model
+    spec = spec_of_gpt(model.config, variant)
+    assert count_params(spec)["total"] == sum(p.numel() for p in model.parameters())
+    with torch.no_grad():
+        _, cache = model(torch.randint(0, 61, (2, 50)))
+    assert kv_cache_bytes(spec, 50, 2, "fp32") == cache.nbytes()
+
+
+def test_verify_runs_small_llama_shapes_and_builds_the_rest_on_meta():
+    from models.calculator_verify import spec_of_gpt, verify
+    from models.generation import GPTConfig
+    small = spec_of_gpt(GPTConfig(100, 2, 64, 4, 2, 32), "small")
+    assert verify(small, seq_len=20).how == "run" and verify(small, seq_len=20).ok
+    assert verify(PRESETS["Llama-3-8B"], seq_len=20).how == "meta"          # too big to run here
+    assert verify(PRESETS["GPT-2 (124M)"], seq_len=20).how == "meta"        # not Llama-shaped

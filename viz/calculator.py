@@ -29,6 +29,13 @@ TEXT = {
         "h_kv": "KV cache", "formula": "formula", "off_by": "off by {p:+.1f}%",
         "h_verify": "Checked against PyTorch", "built": "built modules, sum(p.numel())",
         "real_cache": "allocated cache tensors", "match": "✓ equal", "mismatch": "✗ differ",
+        "how_run": "This spec is a Llama-shaped decoder small enough to run: the KV Cache tab's TinyGPT of "
+                   "this shape was built with real weights and run over {t} tokens; the cache is the one that "
+                   "forward pass filled.",
+        "how_meta": "The module tree of this spec was built on PyTorch's meta device (shapes, no memory) from "
+                    "generic layers, and the cache allocated as the tensors a decoder keeps for {t} tokens.",
+        "run_built": "the TinyGPT, sum(p.numel())", "run_cache": "its cache after a forward pass",
+        "n_tokens": "{t} tokens",
         "h_cast": "{v} stored in each format",
         "fmt": "format", "stored": "stored value", "bits": "bits", "error": "relative error", "note": "what happened",
         "range": "max", "min_normal": "smallest normal", "eps": "epsilon", "digits": "decimal digits",
@@ -53,6 +60,12 @@ TEXT = {
         "h_kv": "KV 缓存", "formula": "公式", "off_by": "偏差 {p:+.1f}%",
         "h_verify": "与 PyTorch 核对", "built": "实际构建的模块，sum(p.numel())",
         "real_cache": "实际分配的缓存张量", "match": "✓ 相等", "mismatch": "✗ 不同",
+        "how_run": "这个配置是足够小的 Llama 式解码器：用 KV 缓存页的 TinyGPT 按此形状构建了带真实权重的模型，"
+                   "并对 {t} 个词元做了一次前向；缓存就是这次前向填充的那一个。",
+        "how_meta": "这个配置的模块树用通用层在 PyTorch 的 meta 设备上构建（只有形状，不占内存），"
+                    "缓存按解码器为 {t} 个词元保存的张量分配。",
+        "run_built": "TinyGPT，sum(p.numel())", "run_cache": "前向之后它的缓存",
+        "n_tokens": "{t} 个词元",
         "h_cast": "{v} 在各格式中的存储值",
         "fmt": "格式", "stored": "存储值", "bits": "位", "error": "相对误差", "note": "发生了什么",
         "range": "最大值", "min_normal": "最小正规数", "eps": "机器精度 eps", "digits": "十进制有效位",
@@ -224,15 +237,17 @@ def summary_markdown(a, lang: str = "en") -> str:
     return "\n".join(rows)
 
 
-def verification_markdown(v, lang: str = "en") -> str:
-    """Formula vs. built modules vs. a real cache, side by side."""
+def verification_markdown(v, seq_len: int, lang: str = "en") -> str:
+    """Formula vs. built modules vs. a real cache, side by side, and how they were obtained."""
     T = lambda key: tr(TEXT, key, lang)                               # noqa: E731
     ok = lambda a, b: T("match") if a == b else T("mismatch")         # noqa: E731
+    run = v.how == "run"
     return (f"**{T('h_verify')}**\n\n| | {T('formula')} | PyTorch | |\n|---|---:|---:|---|\n"
-            f"| {T('h_total')} | {v.formula_params:,} | {v.built_params:,} ({T('built')}) | "
+            f"| {T('h_total')} | {v.formula_params:,} | {v.built_params:,} ({T('run_built' if run else 'built')}) | "
             f"{ok(v.formula_params, v.built_params)} |\n"
-            f"| {T('h_kv')} (fp16) | {v.formula_kv_bytes:,} B | {v.built_kv_bytes:,} B ({T('real_cache')}) | "
-            f"{ok(v.formula_kv_bytes, v.built_kv_bytes)} |")
+            f"| {T('h_kv')} ({v.kv_dtype}, {T('n_tokens').format(t=seq_len)}) | {v.formula_kv_bytes:,} B | {v.built_kv_bytes:,} B "
+            f"({T('run_cache' if run else 'real_cache')}) | {ok(v.formula_kv_bytes, v.built_kv_bytes)} |\n\n"
+            + T("how_run" if run else "how_meta").format(t=seq_len))
 
 
 def formats_markdown(value: float, casts: list, format_facts: list, lang: str = "en") -> str:
