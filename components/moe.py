@@ -304,8 +304,11 @@ def _train_markdown(p, lang: str) -> str:
 
 
 def first_draw(request: gr.Request, *args):
-    """On page load: the FFN view (activations, sizes) and the routing view."""
-    return (*ffn_activations(request, *args[:4]), *ffn_sizes(request, *args[4:6]), *moe_route(request, *args[6:]))
+    """On page load: the FFN view (activations, sizes), the routing view, and the training figures saying
+    how to fill them."""
+    from viz.moe import waiting_figures
+    return (*ffn_activations(request, *args[:4]), *ffn_sizes(request, *args[4:6]), *moe_route(request, *args[6:]),
+            *waiting_figures(lang_of(request)))
 
 
 def _slider(low, high, value, step, elem_id, label: str | None = None):
@@ -322,9 +325,9 @@ def build() -> dict:
         with gr.Tab(t("moe_sub_route"), id="moe_route"):
             route_in, route_out = _route_view()
         with gr.Tab(t("moe_sub_train"), id="moe_train"):
-            _train_view()
-    return dict(fn=first_draw, inputs=[*ffn_in, *size_in, *route_in], outputs=[*ffn_out, *size_out, *route_out],
-                show_progress="hidden")
+            train_plots = _train_view()
+    return dict(fn=first_draw, inputs=[*ffn_in, *size_in, *route_in],
+                outputs=[*ffn_out, *size_out, *route_out, *train_plots], show_progress="hidden")
 
 
 def _ffn_view():
@@ -425,3 +428,4 @@ def _train_view():
                         [status, load_plot, curves_plot, chars_plot, device], api_name="moe_train",
                         show_progress="minimal", **HEAVY)
     stop.click(None, None, None, cancels=[event], api_visibility="private")
+    return load_plot, curves_plot, chars_plot

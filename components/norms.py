@@ -218,10 +218,12 @@ def norm_axes_view(batch, tokens, features, seed, b, t, f, request: gr.Request =
 
 def _first_draw(n_layers, d_model, n_heads, norm, variants, log_y, seq_len, batch, seed,
                 ax_batch, ax_tokens, ax_features, ax_seed, ax_b, ax_t, ax_f, request: gr.Request = None):
-    """Both instant parts at once when the page opens."""
+    """Both instant parts at once when the page opens, and the long runs' figures saying how to fill them."""
+    from viz.norms import waiting_figures
     return (*norm_gradients(n_layers, d_model, n_heads, norm, variants, log_y, seq_len, batch, seed,
                             request=request),
-            *norm_axes_view(ax_batch, ax_tokens, ax_features, ax_seed, ax_b, ax_t, ax_f, request=request))
+            *norm_axes_view(ax_batch, ax_tokens, ax_features, ax_seed, ax_b, ax_t, ax_f, request=request),
+            *waiting_figures(lang_of(request)))
 
 
 def build() -> dict:
@@ -312,4 +314,4 @@ def build() -> dict:
           api_name="norm_axes", trigger_mode="always_last", **axes)
     # The first draw: the gradients and the axes in one private event (the named events are the API).
     return dict(fn=_first_draw, inputs=[*main["inputs"], *axes["inputs"]],
-                outputs=[*main["outputs"], *axes["outputs"]], show_progress="hidden")
+                outputs=[*main["outputs"], *axes["outputs"], sweep_plot, train_plot], show_progress="hidden")

@@ -133,3 +133,16 @@ def base_layout(*, height: int, title: str | None = None) -> dict:
         "font": {"family": FONT, "size": 12}, "plot_bgcolor": "white", "paper_bgcolor": "white",
         **({"title": {"text": title, "x": 0.01, "xanchor": "left"}} if title else {}),
     }
+
+
+def waiting(message: str, *, height: int = 300) -> go.Figure:
+    """A figure that is empty until its long run starts, saying what fills it.
+
+    >>> waiting("press Train")["layout"]["annotations"][0]["text"]
+    'press Train'
+    """
+    layout = base_layout(height=height) | {
+        "xaxis": {"visible": False}, "yaxis": {"visible": False},
+        "annotations": [{"text": message, "x": 0.5, "y": 0.5, "xref": "paper", "yref": "paper", "showarrow": False,
+                         "font": {"size": 14, "color": "#6b7280"}}]}
+    return figure([], layout)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from viz.common import (NAN_COLOR, WEIGHT_SCALE, axis_ref, base_layout, figure, finite, finite_grid,
-                        subplot_row, tr)
+                        subplot_row, tr, waiting)
 
 INDIGO, ORANGE, GRAY, GREEN = "#4f46e5", "#f59e0b", "#94a3b8", "#10b981"
 ACT_COLORS = {"relu": "#64748b", "gelu": "#4f46e5", "gelu_tanh": "#0ea5e9", "silu": "#10b981",
@@ -19,6 +19,9 @@ LOAD_SCALE = [[0.0, "#f8fafc"], [0.25, "#c7d2fe"], [0.5, "#818cf8"], [0.75, "#43
 
 TEXT = {
     "en": {
+        "wait_load": "Press “Train”: each expert's share of the tokens streams in here, step by step",
+        "wait_curves": "… and here the load's coefficient of variation, the aux loss and the task loss",
+        "wait_chars": "After training: which characters each expert took",
         "act_values": "f(x)", "act_derivs": "f′(x) by autograd", "x": "x",
         "relu": "ReLU", "gelu": "GELU (exact, x·Φ(x))", "gelu_tanh": "GELU (tanh approx.)", "silu": "SiLU / Swish",
         "geglu": "GEGLU on a = b = x: x·GELU(x)", "swiglu": "SwiGLU on a = b = x: x·SiLU(x)",
@@ -48,6 +51,9 @@ TEXT = {
         "char": "current character",
     },
     "zh-CN": {
+        "wait_load": "点击“开始训练”：每个专家分到的词元比例会逐步出现在这里",
+        "wait_curves": "……这里是负载的变异系数、辅助损失和任务损失",
+        "wait_chars": "训练结束后：每个专家接收了哪些字符",
         "act_values": "f(x)", "act_derivs": "f′(x)（自动求导）", "x": "x",
         "relu": "ReLU", "gelu": "GELU（精确，x·Φ(x)）", "gelu_tanh": "GELU（tanh 近似）", "silu": "SiLU / Swish",
         "geglu": "GEGLU 取 a = b = x：x·GELU(x)", "swiglu": "SwiGLU 取 a = b = x：x·SiLU(x)",
@@ -404,3 +410,8 @@ def expert_chars_figure(vocab: list[str], shares: dict[str, list[list[float]]], 
                                         title={"text": tr(TEXT, "char", lang)})
         layout[f"yaxis{suffix}"].update(autorange="reversed")
     return figure(data, layout | base_layout(height=max(300, 140 + 16 * E), title=tr(TEXT, "chars_title", lang)))
+
+
+def waiting_figures(lang: str = "en") -> tuple:
+    """The training view's three figures before the first run."""
+    return tuple(waiting(tr(TEXT, key, lang)) for key in ("wait_load", "wait_curves", "wait_chars"))

@@ -9,7 +9,7 @@ import math
 
 import plotly.graph_objects as go
 
-from viz.common import axis_ref, base_layout, figure, finite, finite_grid, subplot_row, tr
+from viz.common import axis_ref, base_layout, figure, finite, finite_grid, subplot_row, tr, waiting
 
 COLORS = {"post": "#dc2626", "pre": "#2563eb", "sandwich": "#16a34a", "deepnorm": "#9333ea"}
 GROUP_PANELS = ("ffn_out", "ffn_in", "stream", "attn_qkv", "attn_out", "total")   # 2 × 3 grid
@@ -19,6 +19,8 @@ DIVERGING = [[0.0, "#2166ac"], [0.25, "#92c5de"], [0.5, "#f7f7f7"], [0.75, "#f4a
 
 TEXT = {
     "en": {
+        "wait_sweep": "Press “Sweep the depth”: the top layer's gradient for L = 1 … L streams in here",
+        "wait_train": "Press “Train the four models”: loss and gradient norm stream in here, step by step",
         "post": "Post-LN", "pre": "Pre-LN", "sandwich": "Sandwich-LN", "deepnorm": "DeepNorm",
         "ffn_out": "FFN out W₂", "ffn_in": "FFN in W₁", "stream": "residual stream RMS (after the block)",
         "attn_qkv": "attention W_Q, W_K, W_V", "attn_out": "attention output W_O", "total": "whole block",
@@ -50,6 +52,8 @@ TEXT = {
         "axes_check": "Our LayerNorm equals `torch.nn.LayerNorm` (largest difference {layernorm:.1e}); our RMSNorm equals `torch.nn.RMSNorm` ({rmsnorm:.1e}); BatchNorm equals `torch.nn.BatchNorm1d` in training mode ({batchnorm:.1e}). The outlined cells share one mean and one standard deviation.",
     },
     "zh-CN": {
+        "wait_sweep": "点击“扫描深度”：L = 1 … L 时最顶层的梯度会逐个出现在这里",
+        "wait_train": "点击“训练四个模型”：损失和梯度范数会逐步出现在这里",
         "post": "Post-LN", "pre": "Pre-LN", "sandwich": "Sandwich-LN", "deepnorm": "DeepNorm",
         "ffn_out": "FFN 输出 W₂", "ffn_in": "FFN 输入 W₁", "stream": "残差流 RMS（块之后）",
         "attn_qkv": "注意力 W_Q、W_K、W_V", "attn_out": "注意力输出 W_O", "total": "整个块",
@@ -313,3 +317,8 @@ def training_summary(runs: list[dict], lang: str = "en", *, plateau: float, done
 def axes_summary(max_error: dict[str, float], lang: str = "en") -> str:
     """One sentence: each of our norms against PyTorch's module, the largest difference."""
     return tr(TEXT, "axes_check", lang).format(**max_error)
+
+
+def waiting_figures(lang: str = "en") -> tuple:
+    """The depth-sweep and training figures before their first run."""
+    return waiting(tr(TEXT, "wait_sweep", lang)), waiting(tr(TEXT, "wait_train", lang), height=420)
