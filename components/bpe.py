@@ -468,7 +468,8 @@ def build() -> dict:
     stop.click(None, None, None, cancels=[trained, uploaded])
 
     step_inputs = [state, step, your_text, word]
-    gr.on([step.release], show_step, step_inputs, views, api_name="bpe_step", show_progress="hidden")
+    gr.on([step.input], show_step, step_inputs, views, api_name="bpe_step", show_progress="hidden",
+          trigger_mode="always_last")          # follows a drag and a typed number; coalesced
     for button, move in ((prev, previous_step), (nxt, next_step)):
         button.click(move, step_inputs, [step, *views], api_visibility="private", show_progress="hidden")
     play_button.click(play, [state, step], [step, timer], api_visibility="private", show_progress="hidden")

@@ -320,11 +320,12 @@ def build() -> dict:
     plan_inputs = [prompt, attention, n_kv, latent, new_tokens]
     plan_outputs = [groups_plot, variant_md, cache_plot, growth_plot, text, device]
     plan = dict(fn=kv_plan, inputs=plan_inputs, outputs=plan_outputs, show_progress="hidden")
-    gr.on([prompt.blur, prompt.submit, latent.release, new_tokens.release], api_name="kv_plan", **plan)
+    gr.on([prompt.blur, prompt.submit, latent.input, new_tokens.input], api_name="kv_plan", trigger_mode="always_last",
+          **plan)
     attention.input(_variant_to_slider, [attention, n_kv], n_kv, api_visibility="private",
                     show_progress="hidden").then(api_visibility="private", **plan)
-    n_kv.release(_slider_to_variant, [n_kv, attention], attention, api_visibility="private",
-                 show_progress="hidden").then(api_visibility="private", **plan)
+    n_kv.input(_slider_to_variant, [n_kv, attention], attention, api_visibility="private",
+               show_progress="hidden", trigger_mode="always_last").then(api_visibility="private", **plan)
 
     run = generate.click(kv_generate, [prompt, attention, n_kv, latent, new_tokens, temperature, seed],
                          [text, status, cache_plot, growth_plot, device], api_name="kv_generate",

@@ -184,9 +184,9 @@ def build() -> dict:
     rules = [padding, causal, use_window, use_prefix, packed]
     # One named endpoint; every control re-runs it (a few ms), so the picture follows the hand.
     main = dict(fn=compute_masks, inputs=inputs, outputs=outputs, show_progress="hidden")
-    gr.on([text.submit, text.blur, side.input, window.release, prefix.release, convention.input,
-           heads.release, seed.submit, seed.blur, seq.release, head.release],
-          api_name="masks", **main)
+    gr.on([text.submit, text.blur, side.input, window.input, prefix.input, convention.input,
+           heads.input, seed.submit, seed.blur, seq.input, head.input],
+          api_name="masks", trigger_mode="always_last", **main)   # sliders follow a drag; coalesced
     preset.input(_preset, preset, rules, api_visibility="private", show_progress="hidden").then(
         api_visibility="private", **main)
     for box in rules:

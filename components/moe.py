@@ -353,8 +353,8 @@ def _ffn_view():
             device = device_line()
             explain("moe_ffn_explain")
     ffn_in, ffn_out = [acts, x_min, x_max, gated], [act_plot, gated_plot, device]
-    gr.on([acts.input, x_min.release, x_max.release, gated.input], ffn_activations, ffn_in, ffn_out,
-          api_name="ffn_activations", show_progress="hidden")
+    gr.on([acts.input, x_min.input, x_max.input, gated.input], ffn_activations, ffn_in, ffn_out,
+          api_name="ffn_activations", show_progress="hidden", trigger_mode="always_last")
     gr.on([d_model.submit, d_model.blur, multiple.input], ffn_sizes, [d_model, multiple], [sizes_plot, sizes_md],
           api_name="ffn_sizes", show_progress="hidden")
     return ffn_in, ffn_out, [d_model, multiple], [sizes_plot, sizes_md]
@@ -395,7 +395,8 @@ def _route_view():
     outputs = [route_plot, flow_plot, loss_plot, summary, device]
     sliders = [n_random, experts, top_k, d_model, d_hidden, capacity, shared, sharpness, skew]
     gr.on([source.input, text.submit, text.blur, seed.submit, seed.blur, kind.input, use_capacity.input,
-           *(s.release for s in sliders)], moe_route, inputs, outputs, api_name="moe_route", show_progress="hidden")
+           *(s.input for s in sliders)], moe_route, inputs, outputs, api_name="moe_route", show_progress="hidden",
+          trigger_mode="always_last")
     return inputs, outputs
 
 

@@ -300,8 +300,8 @@ def build() -> dict:
     stack_inputs = [n_layers, d_model, n_heads, norm, variants, log_y, seq_len, batch, seed]
     main = dict(fn=norm_gradients, inputs=stack_inputs, outputs=[grads_plot, summary, device],
                 show_progress="hidden")
-    gr.on([n_layers.release, d_model.release, n_heads.release, norm.input, variants.input, log_y.input,
-           seq_len.release, batch.release, seed.submit, seed.blur], api_name="norm_gradients",
+    gr.on([n_layers.input, d_model.input, n_heads.input, norm.input, variants.input, log_y.input,
+           seq_len.input, batch.input, seed.submit, seed.blur], api_name="norm_gradients",
           trigger_mode="always_last", **main)            # a change made while one computes is not dropped
     sweep.click(norm_depth_sweep, [n_layers, d_model, n_heads, norm, variants, seq_len, batch, seed],
                 [sweep_plot, device], api_name="norm_depth_sweep", **HEAVY)
@@ -310,7 +310,7 @@ def build() -> dict:
     stop.click(None, None, None, cancels=[run])
     axes = dict(fn=norm_axes_view, inputs=[ax_batch, ax_tokens, ax_features, ax_seed, ax_b, ax_t, ax_f],
                 outputs=[axes_plot, axes_check, axes_device], show_progress="hidden")
-    gr.on([s.release for s in (ax_batch, ax_tokens, ax_features, ax_b, ax_t, ax_f)] + [ax_seed.submit, ax_seed.blur],
+    gr.on([s.input for s in (ax_batch, ax_tokens, ax_features, ax_b, ax_t, ax_f)] + [ax_seed.submit, ax_seed.blur],
           api_name="norm_axes", trigger_mode="always_last", **axes)
     # The first draw: the gradients and the axes in one private event (the named events are the API).
     return dict(fn=_first_draw, inputs=[*main["inputs"], *axes["inputs"]],

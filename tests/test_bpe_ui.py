@@ -29,10 +29,16 @@ def test_step_retrain_and_encode(page, server_url, shot):
     page.wait_for_function(f"() => document.querySelector('#bpe_competitors .js-plotly-plot')._fullData[0].x[0] != {first}")
     assert chosen_count(page) <= first                              # counts never grow from merge to merge
     expect(page.locator("#bpe_segmentation")).to_contain_text("First 1,500 of")
+    # Regression: a number typed in the step box (Enter, no blur) used to change nothing until the box lost focus.
+    page.locator("#bpe_step input[type=number]").fill("57")
+    page.locator("#bpe_step input[type=number]").press("Enter")
+    expect(card).to_contain_text("Merge 57 of 400", timeout=15_000)
+    page.locator("#bpe_prev").click()
+    expect(card).to_contain_text("Merge 56 of 400", timeout=15_000)
 
     page.locator("#bpe_split label").filter(has_text="none: raw bytes").click()    # retrain, same step
     expect(page.locator("#bpe_status")).to_contain_text("(none, tie rule", timeout=60_000)
-    expect(card).to_contain_text("Merge 2 of 400")
+    expect(card).to_contain_text("Merge 56 of 400")
 
     box = page.locator("#bpe_your_text textarea")
     box.fill("天气晴朗，适合露营。")
