@@ -160,11 +160,12 @@ def low_priority(start: Callable[[], Iterator[T]], *, process: bool | None = Non
     if use_process:
         ctx = multiprocessing.get_context("fork")
         channel, stop = ctx.Queue(maxsize=2), ctx.Event()
-        worker = ctx.Process(target=_work, args=(start, channel, stop, nice, True), name="low-priority", daemon=True)
+        worker = ctx.Process(target=_work, args=(start, channel, stop, nice, os.getpid()), name="low-priority",
+                             daemon=True)
     else:
         channel, stop = queue.Queue(maxsize=2), threading.Event()
         worker = threading.Thread(target=contextvars.copy_context().run,
-                                  args=(_work, start, channel, stop, nice, False), name="low-priority", daemon=True)
+                                  args=(_work, start, channel, stop, nice, None), name="low-priority", daemon=True)
     worker.start()
     try:
         while True:
@@ -187,18 +188,27 @@ def low_priority(start: Callable[[], Iterator[T]], *, process: bool | None = Non
             worker.join(timeout=5)
 
 
-def _work(start: Callable[[], Iterator], channel, stop, nice: int, in_process: bool) -> None:
-    """The worker's side of :func:`low_priority`: lower its priority, run, send every item, then "done"."""
+def _work(start: Callable[[], Iterator], channel, stop, nice: int, parent: int | None) -> None:
+    """The worker's side of :func:`low_priority`: lower its priority, run, send every item, then "done".
+    ``parent``: the server's pid when this is a forked process (None in a thread)."""
+    in_process = parent is not None
+    if in_process:
+        _end_with(parent)
+    me = 0 if in_process else threading.get_native_id()
     try:
-        os.setpriority(os.PRIO_PROCESS, 0 if in_process else threading.get_native_id(), nice)
+        os.setpriority(os.PRIO_PROCESS, me, nice)
     except (AttributeError, OSError):                                # not Linux/Unix, or not allowed
         pass
     if in_process:
+        try:        # Linux: any request that wakes up takes the core at once, not after this one's slice
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        except (AttributeError, OSError):
+            pass
         import torch
         torch.set_num_threads(1)                                     # the parent keeps the other cores
 
     def send(message) -> bool:
-        while not stop.is_set():
+        while not stop.is_set() and (not in_process or os.getppid() == parent):
             try:
                 channel.put(message, timeout=0.1)
                 return True
@@ -223,3 +233,20 @@ def _work(start: Callable[[], Iterator], channel, stop, nice: int, in_process: b
     finally:
         getattr(items, "close", lambda: None)()                      # a generator stopped early runs its cleanup
     send(("done", None))
+
+
+def _end_with(parent: int) -> None:
+    """Make this forked worker end when the server that started it ends, however it ends.
+
+    A daemon child is ended by its parent's clean exit only: a server stopped by a signal (a Space
+    restarting, ``docker stop``, a test's ``terminate()``) would leave it running for nobody. A
+    watchdog thread checks twice a second. (Not ``PR_SET_PDEATHSIG``: it fires when the *thread*
+    that forked ends, and the server's worker threads come and go while a run goes on.)
+    """
+    import time
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()

@@ -1,5 +1,6 @@
 """The app as a whole: cold import, translations, the shared device backend, the error bridge."""
 import importlib
+import os
 import pkgutil
 import subprocess
 import sys
@@ -23,6 +24,16 @@ def test_import_app_does_not_import_torch_or_compute():
     code = "import sys, app; assert 'torch' not in sys.modules, 'torch imported at startup'; print('ok')"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+def test_warm_up_imports_every_model_and_freezes_what_is_loaded():
+    """What ``python app.py`` does once the first page is served (see ``app.warm_up``)."""
+    code = ("import gc, sys, app; app.warm_up(); "
+            "assert {'torch', 'models.bpe', 'models.tiny_gpt', 'viz.moe'} <= set(sys.modules); "
+            "assert gc.get_freeze_count() > 100_000, gc.get_freeze_count(); print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("Warmed up: "), out.stdout
 
 
 def _keys_used_by_the_ui() -> set[str]:
@@ -186,3 +197,44 @@ def test_low_priority_runs_niced_and_stops_when_closed(process, tmp_path):
     assert priority == min(19, mine + 10)                # the worker only, not this thread
     assert (pid != os.getpid()) == process
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine
+
+
+WORKER_OWNER = """
+import os, sys, time
+sys.path.insert(0, os.getcwd())
+from components.common import low_priority
+
+def endless():
+    while True:
+        yield os.getpid()
+        time.sleep(0.01)
+
+stream = low_priority(endless, process=True)
+print(next(stream), flush=True)
+time.sleep(600)                                          # holds the stream, reads no more
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.exists("/proc"), reason="reads /proc")
+def test_a_worker_ends_when_its_server_is_killed():
+    """Regression: a server stopped by a signal (a Space restarting, a test's terminate()) left its
+    forked workers running for nobody, and they took the CPU of the next server on the machine."""
+    import signal
+    import time
+    owner = subprocess.Popen([sys.executable, "-c", WORKER_OWNER], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    worker = int(owner.stdout.readline())
+    assert _alive(worker) and worker != owner.pid
+    owner.send_signal(signal.SIGTERM)
+    owner.wait(timeout=10)
+    deadline = time.monotonic() + 5
+    while _alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(worker), "the worker outlived its server"

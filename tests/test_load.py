@@ -6,16 +6,18 @@ moving a slider does, for ``DURATION`` seconds, while every long run of :data:`H
 (two at a time, the ``HEAVY`` queue's limit; the others wait their turn). Asserts: no failed call;
 over all instant calls, p95 latency under load within ``POOLED_RATIO`` (3x, the issue's target) of
 the idle p95; each endpoint within ``MAX_RATIO``, a guard against collapse. Idle = one client,
-nothing else running. An endpoint as cheap as Gradio's own round trip (a trivial echo: ~60 ms
-idle) measures Gradio's queue rather than itself, so an idle p95 below ``IDLE_FLOOR`` counts as
-``IDLE_FLOOR``; the report keeps both the raw and the floored ratio.
+nothing else running. An endpoint faster than ``IDLE_FLOOR`` idle (Gradio's own round trip is
+~12 ms here) counts as ``IDLE_FLOOR``: 3x of 15 ms is 45 ms, well inside the ~100 ms a browser
+takes to redraw a figure, and measures the scheduler's jitter rather than the server. The report
+keeps both the raw and the floored ratio (raw pooled: 2.6-3.2x on a quiet 2-core machine).
 
-The server runs as ``python app.py`` in its own process; its long work runs in niced worker
-processes (``components.common.low_priority``). The learners speak Gradio's HTTP API directly (what
-gradio_client speaks): gradio_client spends ~80 ms of CPU per call in the client, so twenty of them
-on a 2-core machine would measure the clients rather than the server. Each long run is submitted by
-a gradio_client in a process of its own: reading a stream in this process would take the learners'
-GIL.
+The server runs as ``python app.py`` in its own process; its long work runs in worker processes
+(``components.common.low_priority``). The learners speak Gradio's HTTP API directly (what
+gradio_client speaks), each with one HTTP client for all its calls as a browser keeps its
+connection: gradio_client spends ~80 ms of CPU per call and a new HTTP client ~25 ms (its TLS
+context), so twenty of them on a 2-core machine would measure the clients rather than the server.
+Each long run is submitted by a gradio_client in a process of its own: reading a stream in this
+process would take the learners' GIL.
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ import threading
 import time
 import urllib.request
 
+import httpx
 import pytest
 
 from tests.conftest import ROOT, free_port, raw_call
@@ -41,7 +44,7 @@ IDLE_CALLS = 15
 MIN_CALLS = 15                     # per instant endpoint under load
 POOLED_RATIO = 3.0
 MAX_RATIO = 6.0
-IDLE_FLOOR = 0.1                   # s: a trivial Gradio echo endpoint's idle p95 is ~60 ms here
+IDLE_FLOOR = 0.05                  # s: see the module's docstring
 THINK = (1.0, 3.0)                 # seconds between one learner's slider moves
 # Instant endpoints and valid arguments: what a slider move sends.
 INSTANT = {
@@ -99,27 +102,28 @@ def p95(xs: list[float]) -> float:
 
 @pytest.fixture(scope="module")
 def app_process():
-    """The app as ``python app.py`` runs it, in its own process: the clients must not share its GIL."""
+    """The app as ``python app.py`` runs it, in its own process (the clients must not share its GIL),
+    once it has warmed up (``app.warm_up``: idle times measured during it would measure the imports)."""
     port = free_port()
     env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1")
-    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/"
-    for _ in range(600):
-        try:
-            urllib.request.urlopen(url, timeout=1)
-            break
-        except OSError:
-            time.sleep(0.1)
-    yield url
+    proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)   # drains the pipe
+    reader.start()
+    deadline = time.monotonic() + 120
+    while not any(line.startswith("Warmed up") for line in lines):
+        assert proc.poll() is None and time.monotonic() < deadline, f"the app did not warm up: {lines}"
+        time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/"
     proc.terminate()
     proc.wait(timeout=30)
 
 
-def set_up(server_url: str, session: str) -> None:
+def set_up(server_url: str, session: str, client=None) -> None:
     """Make the state that instant endpoints of :data:`SETUP` work on, in ``session``."""
     for name, args in dict(SETUP.values()).items():
-        event, payload = raw_call(server_url, name.lstrip("/"), args, session=session, final=True)
+        event, payload = raw_call(server_url, name.lstrip("/"), args, session=session, final=True, client=client)
         assert event == "complete", f"setup {name}: {event} {payload[:200]}"
 
 
@@ -127,15 +131,16 @@ def test_twenty_learners_at_once(app_process, tmp_path_factory):
     server_url = app_process
     rng = random.Random(0)
     idle, idle_times = {}, {}
-    set_up(server_url, "idle")
-    for name, args in INSTANT.items():
-        raw_call(server_url, name.lstrip("/"), args(rng), session="idle")              # warm up
-        times = []
-        for _ in range(IDLE_CALLS):
-            start = time.perf_counter()
-            assert raw_call(server_url, name.lstrip("/"), args(rng), session="idle")[0] == "complete"
-            times.append(time.perf_counter() - start)
-        idle[name], idle_times[name] = p95(times), times
+    with httpx.Client() as client:
+        set_up(server_url, "idle", client)
+        for name, args in INSTANT.items():
+            raw_call(server_url, name.lstrip("/"), args(rng), session="idle", client=client)     # warm up
+            times = []
+            for _ in range(IDLE_CALLS):
+                start = time.perf_counter()
+                assert raw_call(server_url, name.lstrip("/"), args(rng), session="idle", client=client)[0] == "complete"
+                times.append(time.perf_counter() - start)
+            idle[name], idle_times[name] = p95(times), times
 
     heavy_jobs = [subprocess.Popen([sys.executable, "-c", HEAVY_CLIENT, server_url, name, json.dumps(args)],
                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -145,9 +150,13 @@ def test_twenty_learners_at_once(app_process, tmp_path_factory):
     lock = threading.Lock()
 
     def learner(seed: int) -> None:
+        with httpx.Client() as client:                                # one connection pool each, as a browser
+            walk(seed, client)
+
+    def walk(seed: int, client) -> None:
         local = random.Random(seed)
         session = f"learner-{seed}"
-        set_up(server_url, session)
+        set_up(server_url, session, client)
         time.sleep(local.uniform(0, 1))                               # they don't all click at once
         deadline = time.perf_counter() + DURATION
         names = list(INSTANT)
@@ -156,7 +165,8 @@ def test_twenty_learners_at_once(app_process, tmp_path_factory):
             name = names[turn % len(names)]
             turn += 1
             start = time.perf_counter()
-            event, payload = raw_call(server_url, name.lstrip("/"), INSTANT[name](local), session=session)
+            event, payload = raw_call(server_url, name.lstrip("/"), INSTANT[name](local), session=session,
+                                      client=client)
             with lock:
                 if event == "complete":
                     latencies[name].append(time.perf_counter() - start)
