@@ -5,6 +5,7 @@ import hashlib
 import json
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import gradio as gr
@@ -59,7 +60,6 @@ STRINGS = {
         "bpe_no_trace": "No tokenizer has been trained in this session yet: press **Train** "
                         "(API: call `/bpe_train` first, with the same client).",
         "bpe_progress": "Training… {done:,} / {total:,} merges",
-        "bpe_cl100k_progress": "Encoding the corpus with GPT-4's cl100k for the comparison…",
         "bpe_explain": r"""
 **Byte pair encoding, byte-level.** Start from the UTF-8 bytes of the text: 256 possible tokens, so nothing is ever unknown. Count every pair of adjacent tokens; merge the most frequent pair everywhere into a new token $256+i$; repeat. After $k$ merges the vocabulary has $256+k$ tokens and the text has fewer, longer tokens: the curves show the token count falling and the bytes per token (compression) rising, fast at first, then slowly.
 
@@ -107,7 +107,6 @@ STRINGS = {
         "bpe_download": "下载合并规则和词表（JSON）",
         "bpe_no_trace": "本会话还没有训练过分词器：请按 **训练**（API：先用同一个客户端调用 `/bpe_train`）。",
         "bpe_progress": "训练中… {done:,} / {total:,} 次合并",
-        "bpe_cl100k_progress": "正在用 GPT-4 的 cl100k 编码语料，以便比较…",
         "bpe_explain": r"""
 **字节级字节对编码（BPE）。** 从文本的 UTF-8 字节出发：一共 256 种词元，所以永远不会出现未知词。统计所有相邻词元对的出现次数，把最多的那一对在所有位置合并成新词元 $256+i$，然后重复。$k$ 次合并之后词表有 $256+k$ 个词元，文本的词元变得更少更长：曲线显示词元数下降、每个词元的字节数（压缩率）上升，开始很快，后来变慢。
 
@@ -325,13 +324,31 @@ def _download_file(trace) -> str:
     return str(path)
 
 
-def _merges_table(trace, lang: str) -> gr.Dataframe:
-    from viz.bpe import merges_table
+def _merges_table(trace, lang: str) -> str:
+    """The table of every merge, as HTML."""
+    from viz.bpe import merges_html, merges_table
     vocab = trace.vocab
     rows = [(m.new_id, vocab[m.pair[0]], vocab[m.pair[1]], m.pair[0], m.pair[1], m.count, s.tied)
             for m, s in zip(trace.merges, trace.steps)]
-    headers, data = merges_table(rows, lang)
-    return gr.Dataframe(value=data, headers=headers)
+    return merges_html(*merges_table(rows, lang))
+
+
+def _trained(text: str, config, lang: str) -> Iterator[int | dict]:
+    """Train, then everything else that depends on the corpus alone: yields the merges made after
+    each time slice, then the session (trace, GPT-4's count on the corpus), the table and the download.
+
+    Runs in the worker of :func:`low_priority`: after a large run, the table, the JSON file and
+    cl100k on the corpus take a few hundred ms of pure Python, which in the server would hold the GIL
+    that every instant tab's request needs.
+    """
+    from models.bpe import train_bpe_slices
+    from models.bpe_cl100k import encode_cl100k
+    for trace in train_bpe_slices(text, config.num_merges, split=config.split, tie=config.tie):
+        if isinstance(trace, int):
+            yield trace
+    cl = encode_cl100k(text)
+    yield {"trace": trace, "cl_corpus": len(cl.ids), "cl_corpus_bpt": trace.n_bytes / max(len(cl.ids), 1),
+           "cl_ms": cl.timing.ms, "table": _merges_table(trace, lang), "download": _download_file(trace)}
 
 
 def _training(corpus, text, merges, split, tie, your_text, word, k, lang: str, *, background: bool = True):
@@ -341,8 +358,6 @@ def _training(corpus, text, merges, split, tie, your_text, word, k, lang: str, *
     the download file, then every view (:data:`VIEW`). ``background``: train in a low-priority worker
     (pure Python holds the GIL: in the server's thread it would slow every other tab).
     """
-    from models.bpe import train_bpe_slices
-    from models.bpe_cl100k import encode_cl100k
     from models.bpe_trace import BPEConfig, check_corpus, load_corpus
     from viz.bpe import training_summary
 
@@ -360,22 +375,21 @@ def _training(corpus, text, merges, split, tie, your_text, word, k, lang: str, *
     skip = (gr.skip(),) * (4 + len(VIEW))
     n = config.num_merges
 
-    def slices():
-        return train_bpe_slices(text, n, split=config.split, tie=config.tie)
-    for trace in low_priority(slices) if background else slices():
-        if isinstance(trace, int):
-            yield (gr.skip(), strings["bpe_progress"].format(done=trace, total=n), *skip)
-    yield (gr.skip(), strings["bpe_cl100k_progress"], *skip)
-    cl = encode_cl100k(text)
-    session = {"trace": trace, "cl_corpus": len(cl.ids), "cl_corpus_bpt": trace.n_bytes / max(len(cl.ids), 1)}
+    def work():
+        return _trained(text, config, lang)
+    for item in low_priority(work) if background else work():
+        if isinstance(item, int):
+            yield (gr.skip(), strings["bpe_progress"].format(done=item, total=n), *skip)
+    table, download, cl_ms = item.pop("table"), item.pop("download"), item.pop("cl_ms")
+    session, trace = item, item["trace"]
     m = len(trace.merges)
     status = training_summary(m, n, trace.n_bytes, split, tie, trace.timing.ms, trace.stop_reason,
                               text.count("\x00"), lang)
     k = min(k or 1, m)
     views = _views(session, k, your_text, word, lang)
-    device = f"{trace.timing} (training) · GPT-4 cl100k on the corpus {cl.timing.ms:,.0f} ms · {views[-1]}"
+    device = f"{trace.timing} (training) · GPT-4 cl100k on the corpus {cl_ms:,.0f} ms · {views[-1]}"
     yield (session, status, gr.skip() if corpus == "custom" else text, gr.Slider(maximum=max(m, 1), value=k),
-           _merges_table(trace, lang), _download_file(trace), *views[:-1], device)
+           table, download, *views[:-1], device)
 
 
 @user_errors
@@ -450,7 +464,7 @@ def build() -> dict:
                                   elem_id="bpe_word")
                 replay = gr.HTML(elem_id="bpe_replay")
             with gr.Accordion(t("bpe_merges_table"), open=False):
-                table = gr.Dataframe(interactive=False, max_height=360, elem_id="bpe_table")
+                table = gr.HTML(elem_id="bpe_table")
             device = device_line()
             explain("bpe_explain")
             timer = gr.Timer(PLAY_SECONDS, active=False)

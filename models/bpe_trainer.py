@@ -214,7 +214,7 @@ class BPETrainer:
         delta[code] = -self.counts[code]                        # every occurrence is gone (overlaps too)
         self._apply(delta)
         self.merges.append(merge)
-        self.steps.append(Step(tuple((unpack(e[2]), -e[0]) for e in top), tied, replaced))
+        self.steps.append(Step(tuple(x for e in top for x in (*unpack(e[2]), -e[0])), tied, replaced))
         self.tokens.append(self.tokens[-1] - replaced)
         return merge
 

@@ -1,5 +1,6 @@
 """The tokenizer tab through its named endpoints (/bpe_train, /bpe_step, /bpe_encode, /bpe_compare),
 checked against the naive trainer, minbpe-style encoding and tiktoken."""
+import html
 import json
 import re
 from pathlib import Path
@@ -33,9 +34,11 @@ def step(client, k, text=YOUR_TEXT, word=WORD):
     return dict(zip(tab.VIEW, client.predict(k, text, word, api_name="/bpe_step")))
 
 
-def table_rows(value) -> list[list]:
-    value = value.get("value", value)
-    return value["data"]
+def table_rows(value: str) -> list[list]:
+    """The merges table's cells, numbers as ints."""
+    rows = re.findall(r"<tr>(.*?)</tr>", value.split("<tbody>")[1])
+    cells = [[html.unescape(c) for c in re.findall(r"<td>(.*?)</td>", row)] for row in rows]
+    return [[int(c) if c.isdigit() else c for c in row] for row in cells]
 
 
 def html_ids(html: str) -> list[int]:

@@ -407,3 +407,19 @@ def merges_table(rows: list[tuple[int, bytes, bytes, int, int, int, int]], lang:
     data = [[k + 1, new, token_label(left + right), f"{token_label(left)} ({a})", f"{token_label(right)} ({b})",
              count, tied] for k, (new, left, right, a, b, count, tied) in enumerate(rows)]
     return headers, data
+
+
+def merges_html(headers: list[str], data: list[list]) -> str:
+    """The merges table as HTML in a scrolling box, header fixed.
+
+    One string, not a Dataframe: the server keeps every output of every visitor's session, and
+    5,000 rows as lists are 5,000 objects that each garbage collection walks; a string is none.
+
+    >>> merges_html(["merge", "id"], [[1, "<s>"]])
+    '<div class="bpe-table" ...<tr><td>1</td><td>&lt;s&gt;</td></tr></tbody></table></div>'
+    """
+    head = "".join(f"<th>{html.escape(str(h))}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(cell))}</td>" for cell in row) + "</tr>" for row in data)
+    return (f'<div class="bpe-table" style="max-height:360px;overflow:auto"><table>'
+            f'<thead style="position:sticky;top:0;background:var(--background-fill-primary)"><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
