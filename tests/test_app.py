@@ -186,15 +186,17 @@ def test_low_priority_runs_niced_and_stops_when_closed(process, tmp_path):
     def endless():
         try:
             while True:
-                yield os.getpid(), os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+                yield (os.getpid(), os.getpriority(os.PRIO_PROCESS, threading.get_native_id()),
+                       os.sched_getscheduler(0))
         finally:
             marker.write_text("closed")
     mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     stream = low_priority(endless, process=process)
-    pid, priority = next(stream)
+    pid, priority, policy = next(stream)
     stream.close()                                       # Stop: the worker ends and closes the source
     assert marker.read_text() == "closed"
     assert priority == min(19, mine + 10)                # the worker only, not this thread
+    assert (policy == os.SCHED_IDLE) == process          # a process yields its core to any request at once
     assert (pid != os.getpid()) == process
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine
 
