@@ -93,10 +93,15 @@ def warm_up() -> None:
 
     import models
     import viz
-    for package in (models, viz):
-        for info in pkgutil.iter_modules(package.__path__):
-            importlib.import_module(f"{package.__name__}.{info.name}")
-    import plotly.graph_objects  # noqa: F401
+    with common.IMPORT_FORK_LOCK:                # no worker is forked while an import is in flight
+        for package in (models, viz):
+            for info in pkgutil.iter_modules(package.__path__):
+                importlib.import_module(f"{package.__name__}.{info.name}")
+        import plotly.graph_objects  # noqa: F401
+        from models.bpe_cl100k import load_cl100k
+        from models.bpe_trace import split_text
+        load_cl100k()                            # GPT-4's ranks, parsed once for the server and its workers
+        split_text("warm up", "gpt4")            # imports `regex` and compiles the split patterns
     gc.collect()
     gc.freeze()
     print(f"Warmed up: {gc.get_freeze_count():,} objects frozen out of the garbage collector's view", flush=True)

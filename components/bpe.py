@@ -317,8 +317,11 @@ def _download_file(trace) -> str:
     folder.mkdir(exist_ok=True)
     now = time.time()
     for old in folder.glob("bpe-*.json"):                   # keep the folder from growing without bound
-        if now - old.stat().st_mtime > DOWNLOAD_MAX_AGE_S:
-            old.unlink(missing_ok=True)
+        try:
+            if now - old.stat().st_mtime > DOWNLOAD_MAX_AGE_S:
+                old.unlink()
+        except FileNotFoundError:                           # another worker removed it first
+            pass
     path = folder / f"bpe-{trace.split}-{len(trace.merges)}-merges-{hashlib.sha256(data).hexdigest()[:12]}.json"
     path.write_bytes(data)
     return str(path)
@@ -333,16 +336,16 @@ def _merges_table(trace, lang: str) -> str:
     return merges_html(*merges_table(rows, lang))
 
 
-def _trained(text: str, config, lang: str) -> Iterator[int | dict]:
+def _trained(text: str, config, lang: str, train_bpe_slices, encode_cl100k) -> Iterator[int | dict]:
     """Train, then everything else that depends on the corpus alone: yields the merges made after
     each time slice, then the session (trace, GPT-4's count on the corpus), the table and the download.
 
     Runs in the worker of :func:`low_priority`: after a large run, the table, the JSON file and
     cl100k on the corpus take a few hundred ms of pure Python, which in the server would hold the GIL
-    that every instant tab's request needs.
+    that every instant tab's request needs. The functions come from the server, imported before the
+    fork: a child importing a module that another server thread was importing at the fork would
+    wait forever on that module's lock.
     """
-    from models.bpe import train_bpe_slices
-    from models.bpe_cl100k import encode_cl100k
     for trace in train_bpe_slices(text, config.num_merges, split=config.split, tie=config.tie):
         if isinstance(trace, int):
             yield trace
@@ -358,8 +361,10 @@ def _training(corpus, text, merges, split, tie, your_text, word, k, lang: str, *
     the download file, then every view (:data:`VIEW`). ``background``: train in a low-priority worker
     (pure Python holds the GIL: in the server's thread it would slow every other tab).
     """
+    from models.bpe import train_bpe_slices
+    from models.bpe_cl100k import encode_cl100k, load_cl100k
     from models.bpe_trace import BPEConfig, check_corpus, load_corpus
-    from viz.bpe import training_summary
+    from viz.bpe import merges_html, merges_table, training_summary  # noqa: F401 (loaded for the worker)
 
     strings = STRINGS["zh-CN" if lang == "zh-CN" else "en"]
     if corpus not in (*CORPORA, "custom"):
@@ -375,8 +380,10 @@ def _training(corpus, text, merges, split, tie, your_text, word, k, lang: str, *
     skip = (gr.skip(),) * (4 + len(VIEW))
     n = config.num_merges
 
+    load_cl100k()                                    # parsed once in the server; the worker inherits it
+
     def work():
-        return _trained(text, config, lang)
+        return _trained(text, config, lang, train_bpe_slices, encode_cl100k)
     for item in low_priority(work) if background else work():
         if isinstance(item, int):
             yield (gr.skip(), strings["bpe_progress"].format(done=item, total=n), *skip)
@@ -474,8 +481,10 @@ def build() -> dict:
     train_inputs = [corpus, text, merges, split, tie, your_text, word, step]
     train_outputs = [state, status, text, step, table, download, *views]
     main = dict(fn=train, inputs=train_inputs, outputs=train_outputs, show_progress="hidden", **HEAVY)
-    trained = gr.on([train_button.click, corpus.input, merges.release, split.input, tie.input],
-                    api_name="bpe_train", **main)
+    # A drag of the merges slider retrains at most twice (its first value, then its last), and a
+    # number typed in its box retrains on Enter; a change made while training runs is not dropped.
+    trained = gr.on([train_button.click, corpus.input, merges.input, split.input, tie.input],
+                    api_name="bpe_train", trigger_mode="always_last", **main)
     text.input(_custom, None, corpus, api_visibility="private", show_progress="hidden")
     uploaded = upload.upload(read_upload, upload, [text, corpus], api_visibility="private").success(
         api_visibility="private", **main)
@@ -493,7 +502,7 @@ def build() -> dict:
     gr.on([your_text.input, your_text.submit, your_text.blur], encode_text, [state, your_text, step], [encoded, encode_summary, chars],
           api_name="bpe_encode", show_progress="hidden", trigger_mode="always_last").then(
         compare, [state, your_text, word, step], [state, compare_md, compare_plot, cl100k_tokens, replay],
-        api_visibility="private", show_progress="hidden")
+        api_visibility="private", show_progress="hidden", trigger_mode="always_last")
     gr.on([word.submit, word.blur], compare, [state, your_text, word, step],
           [state, compare_md, compare_plot, cl100k_tokens, replay], api_name="bpe_compare", show_progress="hidden")
     return {**main, "fn": first_draw}

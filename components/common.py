@@ -22,6 +22,10 @@ log = logging.getLogger("llm_anatomy")
 # Use as ``button.click(fn, ..., **HEAVY)``; instant events keep the app's default queue.
 HEAVY = dict(concurrency_id="heavy", concurrency_limit=2)
 LOW_PRIORITY_NICE = 10
+# Held while the server imports modules in the background (``app.warm_up``) and around every fork
+# (:func:`low_priority`): a child forked in the middle of an import would wait forever on that
+# module's lock as soon as it imported the same module. Process-wide, like logging's lock.
+IMPORT_FORK_LOCK = threading.Lock()
 
 STRINGS = {
     "en": {
@@ -166,7 +170,11 @@ def low_priority(start: Callable[[], Iterator[T]], *, process: bool | None = Non
         channel, stop = queue.Queue(maxsize=2), threading.Event()
         worker = threading.Thread(target=contextvars.copy_context().run,
                                   args=(_work, start, channel, stop, nice, None), name="low-priority", daemon=True)
-    worker.start()
+    if use_process:
+        with IMPORT_FORK_LOCK:
+            worker.start()
+    else:
+        worker.start()
     try:
         while True:
             try:

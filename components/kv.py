@@ -323,9 +323,12 @@ def build() -> dict:
     gr.on([prompt.blur, prompt.submit, latent.input, new_tokens.input], api_name="kv_plan", trigger_mode="always_last",
           **plan)
     attention.input(_variant_to_slider, [attention, n_kv], n_kv, api_visibility="private",
-                    show_progress="hidden").then(api_visibility="private", **plan)
+                    show_progress="hidden").then(api_visibility="private", trigger_mode="always_last", **plan)
+    # Both links "always_last": with the default ("once") a drag's last plan was dropped while the
+    # previous one ran, and the figures stayed on an earlier value.
     n_kv.input(_slider_to_variant, [n_kv, attention], attention, api_visibility="private",
-               show_progress="hidden", trigger_mode="always_last").then(api_visibility="private", **plan)
+               show_progress="hidden", trigger_mode="always_last").then(api_visibility="private",
+                                                                        trigger_mode="always_last", **plan)
 
     run = generate.click(kv_generate, [prompt, attention, n_kv, latent, new_tokens, temperature, seed],
                          [text, status, cache_plot, growth_plot, device], api_name="kv_generate",
