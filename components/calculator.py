@@ -208,6 +208,13 @@ def _preset_values(name: str):
 
 
 @user_errors
+def check_config(text: str) -> None:
+    """Raise the message a config.json that cannot be read deserves; nothing when it can."""
+    from models.calculator import spec_from_config
+    spec_from_config(text)
+
+
+@user_errors
 def load_config(text: str):
     from dataclasses import asdict
 
@@ -292,7 +299,10 @@ def build() -> dict:
             lambda: "custom", None, preset, api_visibility="private", show_progress="hidden")
     preset.input(_preset_values, preset, fields, api_visibility="private", show_progress="hidden").then(
         **{**main, "api_visibility": "private"})
-    load.click(load_config, config, [preset, *fields], api_visibility="private").success(
+    # Checked first by an event with no outputs: a refused config raised in load_config would mark
+    # each field "Error" over its value; this way only the message says what was wrong.
+    load.click(check_config, config, None, api_visibility="private").success(
+        load_config, config, [preset, *fields], api_visibility="private").success(
         **{**main, "api_visibility": "private"})
     verify_button.click(verify_spec, fields, verification, api_name="calculate_verify")
     formats_outputs = [bits_plot, rounding_plot, formats_table]

@@ -25,6 +25,11 @@ def test_preset_and_config(page, server_url, shot):
     shot(page, "mixtral")
 
     page.get_by_role("button", name="Paste a config.json").click()
+    page.locator("#calc_json textarea").fill("{not json")                     # refused: a message, fields kept
+    page.locator("#calc_load").click()
+    expect(page.get_by_text("not valid JSON").first).to_be_visible(timeout=15_000)
+    expect(page.locator("#calc_n_experts").get_by_text("Error", exact=True)).to_have_count(0)
+    expect(page.locator("#calc_n_experts input")).to_have_value("8")
     config = {"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024,
               "vocab_size": 50257}
     page.locator("#calc_json textarea").fill(json.dumps(config))
