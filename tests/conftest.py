@@ -109,6 +109,27 @@ def browser_type_launch_args(browser_type_launch_args):
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": ["--disable-gpu"]}
 
 
+def wait_until_still(page, selector: str, *, quiet_ms: int = 2500, timeout: float = 60_000) -> str:
+    """Wait until the value of the input at ``selector`` has not changed for ``quiet_ms``; return it.
+
+    What a paused animation must do: a timer still running changes the value every frame (0.3-0.4 s),
+    so a value that holds for several frames' time is a stopped one, whatever the machine's load.
+    Frames already in flight when Pause was pressed land first and restart the quiet period.
+    """
+    page.evaluate("sel => { delete (window.__stillSince ?? {})[sel]; }", selector)
+    page.wait_for_function(
+        """([sel, quiet]) => {
+            const value = document.querySelector(sel)?.value;
+            const seen = (window.__stillSince ??= {})[sel];
+            if (!seen || seen.value !== value) {
+                window.__stillSince[sel] = {value, since: performance.now()};
+                return false;
+            }
+            return performance.now() - seen.since >= quiet;
+        }""", arg=[selector, quiet_ms], polling=100, timeout=timeout)
+    return page.locator(selector).input_value()
+
+
 @pytest.fixture
 def shot(tmp_path_factory, request):
     """``shot(page, name)`` saves a full-page screenshot under the pytest tmp dir and returns its path."""

@@ -4,6 +4,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.conftest import wait_until_still
+
 pytestmark = pytest.mark.e2e
 
 ROTATE = "#pos_rotate_plot .js-plotly-plot"
@@ -14,10 +16,6 @@ def open_tab(page, server_url, label):
     page.locator("[data-tab-id=positions]").click()
     expect(page.get_by_role("tab", name=label)).to_have_attribute("aria-selected", "true")
     expect(page.locator(ROTATE)).to_be_visible(timeout=60_000)
-
-
-def slider_value(page, elem_id) -> int:
-    return int(float(page.locator(f"#{elem_id} input[type=number]").input_value()))
 
 
 def test_rotate_play_and_conventions(page, server_url, shot):
@@ -37,28 +35,21 @@ def test_rotate_play_and_conventions(page, server_url, shot):
     page.locator("#pos_play").click()
     page.wait_for_function("() => +document.querySelector('#pos_m input[type=number]').value >= 43", timeout=20_000)
     page.locator("#pos_pause").click()
-    stopped = None
-    for _ in range(30):                                                       # a frame in flight may still land
-        page.wait_for_timeout(700)
-        now = (slider_value(page, "pos_m"), slider_value(page, "pos_n"))
-        if now == stopped:
-            break                                                             # paused: nothing moves any more
-        stopped = now
-    else:
-        pytest.fail(f"Pause did not stop the positions (last {stopped})")
-    stopped_m, stopped_n = stopped
+    wait_until_still(page, "#pos_m input[type=number]")                      # times out if Play goes on
+    # m, n and the title read in one go: a frame that lands between two reads cannot split them.
+    stopped_m, stopped_n, shown = page.evaluate(
+        """() => [+document.querySelector('#pos_m input[type=number]').value,
+                  +document.querySelector('#pos_n input[type=number]').value,
+                  document.querySelector('#pos_rotate_plot .gtitle').textContent]""")
     assert stopped_n - 2 == stopped_m - 40 > 0                                # k moved with q
-    expect(title).to_have_text(re.compile(rf"m = {stopped_m}, k at n = {stopped_n}"), timeout=15_000)
+    assert re.search(rf"m = {stopped_m}, k at n = {stopped_n}", shown), shown
     shot(page, "rotate-en")
 
     page.locator("#pos_play").click()                                         # leaving the tab pauses Play
     page.wait_for_function(f"() => +document.querySelector('#pos_m input[type=number]').value > {stopped_m}",
                            timeout=20_000)
     page.locator("[data-tab-id=masks]").click()
-    page.wait_for_timeout(1500)
-    left_at = slider_value(page, "pos_m")
-    page.wait_for_timeout(1500)
-    assert slider_value(page, "pos_m") == left_at
+    wait_until_still(page, "#pos_m input[type=number]")
     page.locator("[data-tab-id=positions]").click()
 
     page.get_by_role("tab", name="Conventions").click()
