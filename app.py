@@ -25,18 +25,7 @@ TABS = [
     ("calculator", "tab_calculator", calculator),
 ]
 
-STRINGS = {
-    "en": {
-        "app_header": "# LLM Anatomy\nThe parts of a large language model, computed live by PyTorch. "
-                      "Change any control: every picture is recomputed, nothing is pre-drawn.",
-    },
-    "zh-CN": {
-        "app_header": "# LLM 解剖室\n大语言模型的各个部件，由 PyTorch 实时计算。"
-                      "改动任意控件，每幅图都会重新计算，没有任何预先画好的结果。",
-    },
-}
-
-i18n = build_i18n(STRINGS, common.STRINGS, share.STRINGS, *(module.STRINGS for _, _, module in TABS))
+i18n = build_i18n()
 
 def build_demo() -> gr.Blocks:
     """One tab per concept, share links and data export for each, the URL applied on load, each tab drawn

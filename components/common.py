@@ -12,6 +12,7 @@ from typing import Callable, Iterator, TypeVar
 import gradio as gr
 
 from components.i18n import t
+from components.wiring import guarded
 
 F = TypeVar("F", bound=Callable)
 T = TypeVar("T")
@@ -27,71 +28,11 @@ LOW_PRIORITY_NICE = 10
 # module's lock as soon as it imported the same module. Process-wide, like logging's lock.
 IMPORT_FORK_LOCK = threading.Lock()
 
-STRINGS = {
-    "en": {
-        "computed_on": "Computed on",
-        "explain": "Explain",
-        "error_internal": "Something went wrong on the server; the app is still running. Try other settings.",
-    },
-    "zh-CN": {
-        "computed_on": "计算设备",
-        "explain": "讲解",
-        "error_internal": "服务器出错了，但应用仍在运行。请换一组设置再试。",
-    },
-}
-
 
 def user_errors(fn: F) -> F:
-    """Turn the backend's ``ValueError`` (a message for the learner) into ``gr.Error``.
-
-    Any other exception is a bug: it is logged with its traceback on the server and the user sees
-    a short message, never the traceback. Works for plain functions and generators.
-
-    Text from the web is checked first: a lone UTF-16 surrogate (legal in a Python str, sendable as
-    ``"\\ud800"`` in JSON) would otherwise break the JSON of every figure that shows it.
-    """
-    def check_text(args, kwargs) -> None:
-        for value in (*args, *kwargs.values()):
-            if isinstance(value, str):
-                try:
-                    value.encode("utf-8")
-                except UnicodeEncodeError as exc:
-                    raise gr.Error(f"the text has an invalid character at position {exc.start} "
-                                   "(a lone UTF-16 surrogate, not a Unicode character): remove it",
-                                   print_exception=False) from None
-
-    def translate(exc: Exception) -> gr.Error:
-        if isinstance(exc, gr.Error):
-            return exc
-        if isinstance(exc, ValueError):
-            return gr.Error(str(exc), print_exception=False)
-        log.exception("unexpected error in %s", fn.__name__)
-        return gr.Error(f"{type(exc).__name__}: internal error. The server is still running.",
-                        print_exception=False)
-
-    if _is_generator(fn):
-        @functools.wraps(fn)
-        def gen_wrapper(*args, **kwargs):
-            check_text(args, kwargs)
-            try:
-                yield from fn(*args, **kwargs)
-            except Exception as exc:                                 # noqa: BLE001
-                raise translate(exc) from None
-        return gen_wrapper  # type: ignore[return-value]
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        check_text(args, kwargs)
-        try:
-            return fn(*args, **kwargs)
-        except Exception as exc:                                     # noqa: BLE001
-            raise translate(exc) from None
-    return wrapper  # type: ignore[return-value]
-
-
-def _is_generator(fn: Callable) -> bool:
-    import inspect
-    return inspect.isgeneratorfunction(fn)
+    """``fn`` as a Gradio handler whose errors reach the learner in the page's language
+    (:func:`components.wiring.guarded`, for handlers not wired with :func:`components.wiring.event`)."""
+    return guarded(fn)  # type: ignore[return-value]
 
 
 def device_line() -> gr.Textbox:

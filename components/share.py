@@ -11,6 +11,7 @@ Dropdown, CheckboxGroup or Textbox with an ``elem_id``.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from urllib.parse import urlencode
@@ -156,25 +157,33 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
             continue
         drawn = gr.State(False)
         common = dict(show_progress=draw.get("show_progress", "hidden"), api_visibility="private")
-        event.then(draw_once(tab_id, draw["fn"], len(draw["outputs"])), [opened, drawn, *draw["inputs"]],
+        n = len(draw["outputs"])
+        event.then(draw_once(tab_id, draw["fn"], n, drawn), [opened, drawn, *draw["inputs"]],
                    [drawn, *draw["outputs"]], **common)
-        tab_blocks[tab_id].select(draw_once(None, draw["fn"], len(draw["outputs"])), [opened, drawn, *draw["inputs"]],
+        tab_blocks[tab_id].select(draw_once(None, draw["fn"], n, drawn), [opened, drawn, *draw["inputs"]],
                                   [drawn, *draw["outputs"]], **common)
 
 
-def draw_once(tab_id: str | None, fn, n_outputs: int):
+def draw_once(tab_id: str | None, fn, n_outputs: int, drawn_state: gr.State):
     """An event function that runs a tab's draw ``fn`` unless the tab is drawn already (or, on page load,
     ``tab_id`` is not the tab that opens), and marks it drawn.
 
-    ``fn`` gets its inputs the way Gradio would have passed them, the request included.
+    ``fn`` gets its inputs the way Gradio would have passed them, the request where its signature
+    has it. It returns its outputs by component (:func:`components.wiring.event`) or in order.
     """
-    from gradio.helpers import special_args
+    request_param = inspect.signature(fn).parameters.get("request")
 
     def run(request: gr.Request, opened: str, drawn: bool, *values):
         if drawn or (tab_id is not None and opened != tab_id):
             return [gr.skip()] * (n_outputs + 1)
-        args, *_ = special_args(fn, list(values), request)
-        out = fn(*args)
+        args, kwargs = list(values), {}
+        if request_param is not None and request_param.kind is inspect.Parameter.KEYWORD_ONLY:
+            kwargs["request"] = request
+        elif request_param is not None:
+            args.insert(list(inspect.signature(fn).parameters).index("request"), request)
+        out = fn(*args, **kwargs)
+        if isinstance(out, dict):
+            return {drawn_state: True, **out}
         return [True, *(out if n_outputs > 1 else [out])]
     return run
 

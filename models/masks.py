@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from locales import Term
+from models.checks import InputError, choice, whole
 from models.device import Timing, generator, resolve_device, timed
 
 from models.limits import MASKS_MAX_CHARS as MAX_CHARS
@@ -35,9 +37,7 @@ PADDING_SIDES = ("right", "left")
 
 
 def _check_positive(name: str, value: int, upper: int | None = None) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1 or (upper and value > upper):
-        allowed = f"an integer from 1 to {upper}" if upper else "a positive integer"
-        raise ValueError(f"{name} = {value!r} must be {allowed}")
+    whole(name, value, 1, upper)
 
 
 def padding_mask(lengths: list[int] | torch.Tensor, seq_len: int, *, side: str = "right",
@@ -50,11 +50,10 @@ def padding_mask(lengths: list[int] | torch.Tensor, seq_len: int, *, side: str =
     [[0, 1, 1, 1], [0, 0, 0, 1]]
     """
     _check_positive("seq_len", seq_len)
-    if side not in PADDING_SIDES:
-        raise ValueError(f"padding side {side!r} must be one of {', '.join(PADDING_SIDES)}")
+    choice("masks_padding_side", side, PADDING_SIDES)
     lengths = torch.as_tensor(lengths, device=device).reshape(-1)          # (B,)
     if lengths.numel() and (lengths.min() < 0 or lengths.max() > seq_len):
-        raise ValueError(f"every length must be between 0 and seq_len = {seq_len}, got {lengths.tolist()}")
+        raise InputError("masks_err_lengths", seq_len=seq_len, lengths=lengths.tolist())
     pos = torch.arange(seq_len, device=lengths.device)                     # (T,)
     if side == "right":
         return pos[None, :] < lengths[:, None]                             # (B, T)
@@ -206,14 +205,14 @@ def parse_batch(text: str, *, packed: bool = False) -> TokenBatch:
     [[0, 0, 1, 1], [0]]
     """
     if not isinstance(text, str):
-        raise ValueError("the sentences must be text, one sequence per line")
+        raise InputError("masks_err_not_text")
     if len(text) > MAX_CHARS:
-        raise ValueError(f"the text has {len(text):,} characters: at most {MAX_CHARS:,}")
+        raise InputError("masks_err_too_long", chars=len(text), max=MAX_CHARS)
     lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
-        raise ValueError("type at least one sentence (one sequence per line)")
+        raise InputError("masks_err_empty")
     if len(lines) > MAX_SEQUENCES:
-        raise ValueError(f"{len(lines)} sequences is too many: at most {MAX_SEQUENCES} lines")
+        raise InputError("masks_err_too_many_lines", lines=len(lines), max=MAX_SEQUENCES)
     tokens, docs = [], []
     for n, line in enumerate(lines, start=1):
         row, row_docs, doc = [], [], 0
@@ -224,9 +223,9 @@ def parse_batch(text: str, *, packed: bool = False) -> TokenBatch:
             row.append(piece)
             row_docs.append(doc)
         if not row:
-            raise ValueError(f"line {n} has no tokens besides document separators")
+            raise InputError("masks_err_only_separators", line=n)
         if len(row) > MAX_TOKENS:
-            raise ValueError(f"line {n} has {len(row)} tokens: at most {MAX_TOKENS} per sequence")
+            raise InputError("masks_err_too_many_tokens", line=n, tokens=len(row), max=MAX_TOKENS)
         tokens.append(row)
         docs.append(row_docs)
     return TokenBatch(tokens, docs)
@@ -267,13 +266,12 @@ def explore_masks(text: str, spec: MaskSpec, *, n_heads: int = 2, head_dim: int 
     (torch.Size([2, 3, 3]), ['d', '[PAD]', '[PAD]'])
     """
     batch = parse_batch(text, packed=spec.packed)
-    _check_positive("heads", n_heads, MAX_HEADS)
+    _check_positive(Term("masks_heads"), n_heads, MAX_HEADS)
     device = resolve_device(device)
     B, T = len(batch.tokens), max(batch.lengths)
-    if spec.window is not None and not 1 <= spec.window <= T:
-        raise ValueError(f"window = {spec.window} must be between 1 and the longest sequence's length {T}")
-    if spec.prefix_len is not None and not 1 <= spec.prefix_len <= T:
-        raise ValueError(f"prefix = {spec.prefix_len} must be between 1 and the longest sequence's length {T}")
+    for name, value in (("masks_window", spec.window), ("masks_prefix", spec.prefix_len)):
+        if value is not None and not 1 <= value <= T:
+            raise InputError("masks_err_beyond_longest", name=Term(name), value=value, length=T)
     with timed(device) as watch:
         lengths = batch.lengths if spec.padding else [T] * B
         pad_rows = [[PAD] * (T - len(row)) for row in batch.tokens]

@@ -7,16 +7,9 @@ from gradio_client.exceptions import AppError
 
 from tests.conftest import plot_json
 
-#          text, padding, side, causal, use_window, window, use_prefix, prefix, packed, convention,
-#          heads, seed, seq, head
-DEFAULTS = ["the cat sat\nhi", True, "right", True, False, 2, False, 2, False, "allow", 2, 0, 1, 1]
-
-
 def call(client, **changes):
-    names = ["text", "padding", "side", "causal", "use_window", "window", "use_prefix", "prefix",
-             "packed", "convention", "heads", "seed", "seq", "head"]
-    args = dict(zip(names, DEFAULTS)) | changes
-    return client.predict(*args.values(), api_name="/masks")
+    """``/masks`` on two sentences, the endpoint's defaults otherwise, by the parameters' names."""
+    return client.predict(**{"text": "the cat sat\nhi", "window": 2, **changes}, api_name="/masks")
 
 
 def heatmaps(fig):
@@ -25,6 +18,12 @@ def heatmaps(fig):
 
 def test_endpoint_is_named_and_public(client):
     assert "/masks" in client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+
+
+def test_defaults_alone_draw_the_tab(client):
+    panels, composition, trap, device = client.predict(api_name="/masks")
+    assert len(heatmaps(plot_json(panels))[0]["z"]) == 6                   # "the cat sat on the mat" = 6 tokens
+    assert device.endswith("ms")
 
 
 def test_causal_padding_grid_matches_hand_built_mask(client):
@@ -52,7 +51,7 @@ def test_masked_convention_shows_ones_where_masked(client):
 
 
 def test_left_padding_with_causal_shows_nan_trap_without_nan_in_data(client):
-    _, _, trap, _ = call(client, side="left", seq=2)
+    _, _, trap, _ = call(client, padding_side="left", seq=2)
     fig = plot_json(trap)
     naive, nan_cells, safe = heatmaps(fig)
     assert nan_cells["text"][0] == ["NaN", "NaN", "NaN"] and nan_cells["text"][1][:2] == ["NaN", "NaN"]
@@ -74,7 +73,7 @@ def test_composition_lists_each_rule(client):
     (dict(text="z" * 100_000), "at most 20,000"),
     (dict(use_window=True, window=10), "window = 10 must be between 1 and"),
     (dict(use_prefix=True, prefix=9), "prefix = 9 must be between 1 and"),
-    (dict(seq=5), "sequence must be a whole number from 1 to 2"),
+    (dict(seq=5), "sequence = 5: must be a whole number from 1 to 2"),
 ])
 def test_bad_input_gives_a_clear_message_and_server_keeps_serving(client, changes, message):
     with pytest.raises(AppError, match=message):

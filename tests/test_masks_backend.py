@@ -123,7 +123,7 @@ def test_bad_text(text, match):
     (MaskSpec(window=0), "window = 0"),
     (MaskSpec(prefix_len=4), "prefix = 4 must be between 1 and"),
     (MaskSpec(prefix_len=-1), "prefix = -1"),
-    (MaskSpec(padding_side="middle"), "padding side 'middle'"),
+    (MaskSpec(padding_side="middle"), "padding side = 'middle': must be one of right, left"),
 ])
 def test_bad_spec(spec, match):
     with pytest.raises(ValueError, match=match):

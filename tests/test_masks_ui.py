@@ -46,6 +46,6 @@ def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
     box = page.locator("#masks_text textarea")
     box.fill("")
     box.blur()
-    expect(page.locator(".toast-body").first).to_contain_text("at least one sentence", timeout=15_000)
+    expect(page.locator(".toast-body").first).to_contain_text("请至少输入一个句子", timeout=15_000)   # in Chinese
     shot(page, "masks-zh")
     context.close()

@@ -1,0 +1,148 @@
+"""Wiring that cannot drift: a handler's parameters are the tab's controls, by name; it returns its
+outputs by name; its errors reach the learner in the page's language.
+
+A tab declares its widgets once, by name, in a ``SimpleNamespace`` (``ui.text = gr.Textbox(...)``),
+and writes its handler with the same names::
+
+    def compute_masks(text: str = DEFAULT_TEXT, causal: bool = True, heads: int = 2) -> dict:
+        ...
+        return {"panels": fig, "device": str(timing)}
+
+    gr.on(triggers, api_name="masks", **event(compute_masks, ui, outputs=("panels", "device")))
+
+:func:`event` builds the ``inputs`` list from the handler's signature and maps the returned
+``{name: value}`` onto the output components, so moving a widget, adding one (one line in ``build()``,
+one parameter) or reordering outputs cannot send a value to the wrong place. Gradio names the API's
+parameters after the handler's (``Client.predict(text=..., heads=3, api_name="/masks")``); a handler
+may return only the outputs it changes (the others keep their value).
+
+Errors: :class:`models.checks.InputError` is rendered in the language of the page that sent the
+request; another ``ValueError`` shows its text; anything else is a bug, logged with its traceback,
+and the learner sees a short message. The server keeps serving in every case.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from types import SimpleNamespace
+from typing import Any, Callable, Iterable, Mapping
+
+import gradio as gr
+
+from components.i18n import lang_of
+from locales import tr
+
+log = logging.getLogger("llm_anatomy")
+
+
+def _special(param: inspect.Parameter) -> bool:
+    """Parameters Gradio fills itself: the request and a progress tracker."""
+    return param.annotation in (gr.Request, "gr.Request") or isinstance(param.default, gr.Progress)
+
+
+def control_names(fn: Callable) -> list[str]:
+    """The names of ``fn``'s parameters that are controls (not the request or a progress tracker).
+
+    >>> def f(text: str = "", heads: int = 2, request: gr.Request = None): ...
+    >>> control_names(f)
+    ['text', 'heads']
+    """
+    return [name for name, p in inspect.signature(fn).parameters.items() if not _special(p)]
+
+
+def user_error(message: str, lang: str) -> gr.Error:
+    """The toast a learner sees: ``message`` under a title in the page's language, no traceback in the log."""
+    return gr.Error(message, title=tr(lang, "error_title"), print_exception=False)
+
+
+def _error(exc: Exception, lang: str, where: str) -> gr.Error:
+    from models.checks import InputError
+    if isinstance(exc, gr.Error):
+        return exc
+    if isinstance(exc, InputError):
+        return user_error(exc.render(lang), lang)
+    if isinstance(exc, ValueError):
+        return user_error(str(exc), lang)
+    log.exception("unexpected error in %s", where)
+    return user_error(tr(lang, "error_internal"), lang)
+
+
+def _check_text(values: Iterable[Any], lang: str) -> None:
+    """Text from the web may hold a lone UTF-16 surrogate (legal in a Python str, sendable as
+    ``"\\ud800"`` in JSON); it would break the JSON of every figure that shows it."""
+    for value in values:
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise user_error(tr(lang, "error_surrogate", position=exc.start), lang) from None
+
+
+def guarded(fn: Callable, outputs: Mapping[str, gr.components.Component] | None = None) -> Callable:
+    """``fn`` as a Gradio handler: errors translated (see the module's docstring), a returned (or
+    yielded) ``{name: value}`` mapped onto ``outputs`` when given. The request reaches ``fn`` only if
+    it declares it; Gradio still sees ``fn``'s own parameters, so the API keeps their names."""
+    sig = inspect.signature(fn)
+    wants_request = "request" in sig.parameters
+    params = list(sig.parameters.values())
+    if not wants_request:
+        params.append(inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                        annotation=gr.Request))
+
+    def mapped(result):
+        if outputs is None or not isinstance(result, Mapping):
+            return result
+        unknown = set(result) - set(outputs)
+        if unknown:
+            raise KeyError(f"{fn.__name__} returned outputs {sorted(unknown)} it is not wired to")
+        return {outputs[name]: value for name, value in result.items()}
+
+    def start(args: tuple, kwargs: dict, request: gr.Request | None) -> tuple[tuple, dict, str]:
+        """The call of ``fn`` (with the request only if it takes one) and the page's language."""
+        if wants_request:        # Gradio passes it where fn's signature has it; a caller may name it
+            passed = sig.bind_partial(*args, **kwargs).arguments
+            if "request" in passed:
+                request = passed["request"]
+            else:
+                kwargs["request"] = request
+        lang = lang_of(request)
+        _check_text((*args, *kwargs.values()), lang)
+        return args, kwargs, lang
+
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, request: gr.Request = None, **kwargs):
+            args, kwargs, lang = start(args, kwargs, request)
+            try:
+                for result in fn(*args, **kwargs):
+                    yield mapped(result)
+            except Exception as exc:                                 # noqa: BLE001
+                raise _error(exc, lang, fn.__name__) from None
+    else:
+        @functools.wraps(fn)
+        def wrapper(*args, request: gr.Request = None, **kwargs):
+            args, kwargs, lang = start(args, kwargs, request)
+            try:
+                return mapped(fn(*args, **kwargs))
+            except Exception as exc:                                 # noqa: BLE001
+                raise _error(exc, lang, fn.__name__) from None
+    wrapper.__signature__ = sig.replace(parameters=params)          # what Gradio reads
+    return wrapper
+
+
+def event(fn: Callable, controls: SimpleNamespace | Mapping[str, Any], outputs: Iterable[str] = (),
+          **kwargs: Any) -> dict:
+    """The keyword arguments of a Gradio event running ``fn``: ``dict(fn=, inputs=, outputs=, **kwargs)``.
+
+    ``inputs`` are the controls named by ``fn``'s parameters, in order; ``outputs`` names the
+    components ``fn`` returns values for, looked up in the same ``controls``. A name that is not
+    there is an error when the app is built, not a value sent to the wrong widget.
+    """
+    found = vars(controls) if isinstance(controls, SimpleNamespace) else dict(controls)
+    missing = [n for n in (*control_names(fn), *outputs) if n not in found]
+    if missing:
+        raise KeyError(f"{fn.__name__}: no widget named {missing}")
+    wired = {name: found[name] for name in outputs}
+    return dict(fn=guarded(fn, wired), inputs=[found[n] for n in control_names(fn)], outputs=list(wired.values()),
+                **kwargs)

@@ -1,0 +1,90 @@
+"""The UI layer's seams (components/wiring.py, components/widgets.py, locales/): controls by name,
+outputs by name, errors in the page's language, and no traceback in the log for a learner's mistake."""
+from __future__ import annotations
+
+import types
+
+import gradio as gr
+import pytest
+
+from components.widgets import Radio, Slider
+from components.wiring import control_names, event, guarded
+from locales import LOCALES, catalog, tr
+from models.checks import InputError, whole
+from tests.conftest import free_port, raw_call
+
+
+def heads_and_text(text: str = "hi", heads: int = 2, request: gr.Request = None) -> dict:
+    n = whole("n_heads", heads, 1, 8)
+    return {"shown": f"{text} × {n}"}
+
+
+def test_inputs_follow_the_handler_and_a_missing_widget_fails_the_build():
+    ui = types.SimpleNamespace(heads=object(), text=object(), shown=object())
+    wired = event(heads_and_text, ui, ("shown",))
+    assert wired["inputs"] == [ui.text, ui.heads] and wired["outputs"] == [ui.shown]
+    assert control_names(wired["fn"]) == ["text", "heads"]                # what Gradio names the API after
+    with pytest.raises(KeyError, match="no widget named"):
+        event(heads_and_text, types.SimpleNamespace(text=object(), shown=object()), ("shown",))
+
+
+def test_outputs_are_mapped_by_name_and_an_unknown_one_is_a_bug():
+    shown, other = object(), object()
+    fn = guarded(heads_and_text, {"shown": shown})
+    assert fn("a", 3) == {shown: "a × 3"}
+    bad = guarded(lambda: {"nope": 1}, {"shown": shown})
+    with pytest.raises(gr.Error):
+        bad()
+
+
+@pytest.mark.parametrize("lang,expected", [("en", "n_heads = 9: must be a whole number from 1 to 8"),
+                                           ("zh-CN", "注意力头数 n_heads = 9：必须是 1 到 8 之间的整数")])
+def test_input_errors_speak_the_language_of_the_page(lang, expected):
+    request = types.SimpleNamespace(headers={"accept-language": lang})
+    with pytest.raises(gr.Error) as info:
+        guarded(heads_and_text)("x", 9, request=request)
+    assert info.value.message == expected
+
+
+def test_an_input_error_survives_pickling_with_its_key():
+    import pickle
+    again = pickle.loads(pickle.dumps(InputError("error_whole_number", name="x", value=1, low=2, high=3)))
+    assert again.key == "error_whole_number" and str(again) == "x = 1: must be a whole number from 2 to 3"
+
+
+def test_every_key_has_both_languages_and_the_same_parameters():
+    table = catalog()
+    assert set(table) == set(LOCALES) and set(table["en"]) == set(table["zh-CN"])
+    for key in table["en"]:
+        fields = {lang: _fields(table[lang][key]) for lang in LOCALES}
+        if None in fields.values():                       # Markdown with LaTeX braces: never formatted
+            continue
+        assert fields["en"] == fields["zh-CN"], key
+        for lang in LOCALES:
+            assert tr(lang, key, **{name: 1 for name in fields[lang]}).strip(), key
+
+
+def _fields(template: str) -> set[str] | None:
+    import string
+    try:
+        return {name.split(".")[0].split("[")[0] for _, name, _, _ in string.Formatter().parse(template) if name}
+    except ValueError:
+        return None
+
+
+def test_out_of_range_values_reach_the_handler_and_come_back_translated(capfd):
+    """Gradio's own range check answers in English with a traceback in the log; the app's widgets hand
+    the value to the handler, which says what was wrong in the page's language, without a traceback."""
+    with gr.Blocks() as demo:
+        ui = types.SimpleNamespace(heads=Slider(1, 8, value=2, step=1), text=gr.Textbox("hi"),
+                                   choice=Radio(["a", "b"], value="a"), shown=gr.Textbox())
+        gr.Button().click(api_name="heads", **event(heads_and_text, ui, ("shown",)))
+    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True,
+                            quiet=True, ssr_mode=False)
+    try:
+        event_, payload = raw_call(url, "heads", ["x", 99])
+        assert event_ == "error" and "n_heads = 99: must be a whole number from 1 to 8" in payload
+        assert raw_call(url, "heads", ["x", 3]) == ("complete", '["x \\u00d7 3"]')
+    finally:
+        demo.close()
+    assert "Traceback" not in capfd.readouterr().err
