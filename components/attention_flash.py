@@ -144,7 +144,7 @@ def build() -> dict:
             ui.status = gr.Markdown(elem_id="attn_status", latex_delimiters=[])
             ui.tiles_plot = gr.Plot(label=t("attn_tiles_plot"), elem_id="attn_tiles_plot")
             ui.rows_plot = gr.Plot(label=t("attn_rows_plot"), elem_id="attn_rows_plot")
-            ui.device = device_line()
+            ui.device = device_line("attn_device")
             with gr.Accordion(t("explain"), open=True):
                 gr.Markdown(t("attn_rec_heading"))
                 ui.recurrence = gr.Markdown(elem_id="attn_recurrence", latex_delimiters=LATEX)
@@ -170,7 +170,7 @@ def build() -> dict:
             cost.cost_status = gr.Markdown(elem_id="attn_cost_status", latex_delimiters=[])
             cost.cost_plot = gr.Plot(label=t("attn_cost_plot"), elem_id="attn_cost_plot")
             cost.kv_plot = gr.Plot(label=t("attn_kv_plot"), elem_id="attn_kv_plot")
-            cost.cost_device = device_line()
+            cost.cost_device = device_line("attn_cost_device")
 
     hidden = dict(show_progress="hidden", api_visibility="private")
     main = event(attention_flash, ui, ("state", "step", *FRAME_OUTPUTS, "device"), show_progress="hidden")

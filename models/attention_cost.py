@@ -292,7 +292,7 @@ class DecodePoint:
     """One cached decode step of the tiny GPT at a context length: its time and the cache it reads."""
 
     context: int                          # tokens cached before the step
-    ms: float                             # median over ATTN_DECODE_STEPS consecutive steps
+    ms: float                             # the fastest of ATTN_DECODE_STEPS consecutive steps
     cache_bytes: int                      # KVCache.nbytes() when the step runs (measured)
 
 
@@ -346,11 +346,12 @@ def mistral_window_cache(Ts: list[int], window: int = ATTN_SLIDING_WINDOW) -> li
 
 
 def decode_step_times(contexts: tuple[int, ...] = DECODE_CONTEXTS, *, steps: int = ATTN_DECODE_STEPS, seed: int = 0,
-                      device: torch.device | str | None = None) -> Iterator[DecodePoint]:
+                      device: torch.device | str | None = None) -> list[DecodePoint]:
     """Time one cached decode step of the tiny GPT (MHA checkpoint) at each context length.
 
-    At each length the cache is filled by a prefill (not timed), then ``steps`` consecutive decode
-    steps are timed one by one; the median is the point (contexts ``c … c + steps − 1``).
+    Each length gets its own cache, filled by a prefill (not timed). Then ``steps`` rounds each
+    time one decode step at every length in turn, so a burst of load on a shared machine slows all
+    lengths alike; a point is the fastest of its ``steps`` (contexts ``c … c + steps − 1``).
     """
     from models.generation import KVCache
     from models.tiny_gpt import load_tiny_gpt
@@ -360,16 +361,17 @@ def decode_step_times(contexts: tuple[int, ...] = DECODE_CONTEXTS, *, steps: int
     config = model.config
     g = generator(seed, device)
     with torch.inference_mode():
+        runs = []                                                           # (context, ids, cache, times)
         for context in contexts:
             ids = torch.randint(0, config.vocab_size, (1, context + steps), generator=g, device=device)
             cache = KVCache(config, capacity=context + steps, device=device)
             model(ids[:, :context], cache)                                  # prefill: not timed
-            times, nbytes = [], cache.nbytes()
-            for i in range(steps):
+            runs.append((context, ids, cache, cache.nbytes(), []))
+        for i in range(steps):
+            for context, ids, cache, _, times in runs:
                 token = ids[:, context + i:context + i + 1]                 # (1, 1)
-                ms, _ = time_call(lambda: model(token, cache), device, max_runs=1)
-                times.append(ms)
-            yield DecodePoint(context, statistics.median(times), nbytes)
+                times.append(time_call(lambda: model(token, cache), device, max_runs=1)[0])
+    return [DecodePoint(context, min(times), nbytes) for context, _, _, nbytes, times in runs]
 
 
 def _inputs(shape: Shape, T: int, device: torch.device, seed: int) -> tuple[torch.Tensor, ...]:
@@ -396,11 +398,10 @@ def cost_sweep(max_T: int = ATTN_COST_MAX_T_CPU, head_dim: int = 64, heads: int 
     start = time.perf_counter()
     sweep = CostSweep(device_name(device), shape, whole("attn_block", block, 1), ATTN_SLIDING_WINDOW, budget,
                       torch.get_num_threads() if device.type == "cpu" else 0, contexts=tuple(Ts),
-                      window_cache=tuple(mistral_window_cache(Ts)))
+                      window_cache=tuple(mistral_window_cache(contexts(ATTN_COST_MAX_T_CUDA))))
     if decode:
-        for point in decode_step_times(device=device):
-            sweep = replace(sweep, decode=(*sweep.decode, point), seconds=time.perf_counter() - start)
-            yield sweep
+        sweep = replace(sweep, decode=tuple(decode_step_times(device=device)), seconds=time.perf_counter() - start)
+        yield sweep
     measure_peak(lambda: torch.ones(1, device=device), device)             # the profiler's first start is slow
     last: dict[str, tuple[int, float]] = {}                                 # impl -> (T, ms) of its last run
     for T in Ts:

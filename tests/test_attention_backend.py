@@ -125,6 +125,14 @@ def test_float32_within_1e6_of_naive():
         assert ex.max_diff <= 1e-6 and ex.max_diff_sdpa <= 1e-6
 
 
+def test_a_trace_copied_to_the_cpu_is_the_same_trace():
+    from models.flash_explore import _cpu
+    trace = explore_flash(T=6, head_dim=2, block=4, dtype="float64").trace
+    copy = _cpu(trace)
+    assert torch.equal(copy.out, trace.out) and len(copy.tiles) == len(trace.tiles) == 3
+    assert torch.equal(copy.tiles[-1].acc, trace.tiles[-1].acc) and copy.skipped == trace.skipped
+
+
 def test_state_replays_the_loop():
     ex = explore_flash(T=10, head_dim=3, block=3, causal=True, dtype="float64")
     trace = ex.trace
@@ -224,8 +232,9 @@ def test_time_budget_skips_calls_predicted_too_slow():
 def test_sweep_requests_beyond_the_budget_are_refused():
     with pytest.raises(InputError, match="largest T = 32,768 is beyond this device's bound: at most 16,384 on cpu"):
         cost.check_sweep(32768, 64, 1, 1, "float32", CPU)
-    with pytest.raises(InputError, match="does not fit the memory budget"):
+    with pytest.raises(InputError, match="does not fit the memory budget") as refused:
         cost.check_sweep(16384, 256, 64, 16, "float32", CPU)
+    assert refused.value.render("zh-CN").startswith("T = 16,384 超出内存预算：仅 q、k、v 和输出就需要 65,536 MiB")
     with pytest.raises(InputError, match="largest T = 100: must be a whole number ≥ 256"):
         cost.check_sweep(100, 64, 1, 1, "float32", CPU)
     with pytest.raises(InputError, match="heads = 0"):

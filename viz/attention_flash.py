@@ -278,7 +278,7 @@ def cost_figure(sweep, lang: str = "en") -> PlainFigure:
         suffix = "" if i == 0 else str(i + 1)
         layout[f"xaxis{suffix}"].update(type="log", title={"text": "T"}, tickvals=Ts,
                                         ticktext=[_tokens(T) for T in Ts])
-        layout[f"yaxis{suffix}"].update(type="log", title={"text": tr(lang, label)})
+        layout[f"yaxis{suffix}"].update(type="log", title={"text": tr(lang, label)}, exponentformat="SI")
     layout["legend"] = {"orientation": "h", "x": 0, "y": -0.25}
     return plain_figure(data, layout | base_layout(height=480))
 
@@ -316,7 +316,7 @@ def kv_figure(sweep, lang: str = "en") -> PlainFigure:
     layout["xaxis"].update(title={"text": tr(lang, "attn_kv_context")})
     layout["yaxis"].update(title={"text": tr(lang, "attn_cost_ms")}, rangemode="tozero")
     layout["xaxis2"].update(type="log", title={"text": "T"}, tickvals=Ts[::2], ticktext=[_tokens(T) for T in Ts[::2]])
-    layout["yaxis2"].update(type="log", title={"text": tr(lang, "attn_cost_bytes")})
+    layout["yaxis2"].update(type="log", title={"text": tr(lang, "attn_cost_bytes")}, exponentformat="SI")
     layout["legend"] = {"orientation": "h", "x": 0, "y": -0.25}
     return plain_figure(data, layout | base_layout(height=400))
 
