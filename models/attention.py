@@ -36,7 +36,7 @@ True
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -88,7 +88,6 @@ class FlashTrace:
     block: int
     causal: bool
     shape: tuple[int, int]          # (T_q, T_k)
-    row_blocks: list[Span] = field(default_factory=list)
 
     @property
     def lse(self) -> torch.Tensor:
@@ -211,10 +210,9 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, block:
     out = q.new_empty(*lead, T_q, d_v)
     m_all = q.new_empty(*lead, T_q)
     l_all = q.new_empty(*lead, T_q)
-    tiles, skipped, row_blocks = [], [], []
+    tiles, skipped = [], []
     for r0 in range(0, T_q, block):
         r1 = min(r0 + block, T_q)
-        row_blocks.append((r0, r1))
         q_i = q[..., r0:r1, :] * scale                                     # (..., bq, d)
         m = q.new_full((*lead, r1 - r0), -math.inf)                        # (..., bq)
         l = q.new_zeros(*lead, r1 - r0)                                    # (..., bq)
@@ -243,7 +241,7 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, block:
             m, l = m_new, l_new
         out[..., r0:r1, :] = _divide(acc, l)                               # the one division per row
         m_all[..., r0:r1], l_all[..., r0:r1] = m, l
-    return FlashTrace(out, m_all, l_all, tiles, skipped, block, causal, (T_q, T_k), row_blocks)
+    return FlashTrace(out, m_all, l_all, tiles, skipped, block, causal, (T_q, T_k))
 
 
 def _tile_mask(mask: torch.Tensor | None, causal: bool, r0: int, r1: int, c0: int, c1: int,

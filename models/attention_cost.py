@@ -29,10 +29,9 @@ mask), several devices.
 """
 from __future__ import annotations
 
-import math
 import statistics
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Callable, Iterator
 
 import torch
@@ -306,13 +305,18 @@ class CostSweep:
     window: int
     budget_bytes: int
     threads: int
-    backend: str | None = None
+    backend: str | None = None            # the kernel SDPA ran at the last T (None before the first)
     points: tuple[CostPoint, ...] = ()
     decode: tuple[DecodePoint, ...] = ()
     contexts: tuple[int, ...] = ()
     ended: str | None = None              # None while running; "done" or "time" (the time budget ran out)
     seconds: float = 0.0
-    window_cache: tuple[tuple[int, int, int], ...] = field(default=())   # (T, full, windowed) Mistral bytes
+    window_cache: tuple[tuple[int, int, int], ...] = ()   # (T, full cache, windowed cache): Mistral-7B's bytes
+
+    def backends(self) -> list[str]:
+        """Every kernel SDPA ran in this sweep, in order of T (it may change with the size)."""
+        found = [sdpa_backend(p.calls["sdpa"].ops) for p in self.points if isinstance(p.calls.get("sdpa"), Call)]
+        return list(dict.fromkeys(found))
 
     def decode_fit(self) -> tuple[float, float] | None:
         """Least-squares ``ms = a + b · context`` through the decode points: ``(a, b)``."""
@@ -431,7 +435,7 @@ def cost_sweep(max_T: int = ATTN_COST_MAX_T_CPU, head_dim: int = 64, heads: int 
                 ms, runs = time_call(fn, device)
             calls[impl] = Call(peak, ms, runs, ops)
             last[impl] = (T, ms)
-            if impl == "sdpa" and sweep.backend is None:
+            if impl == "sdpa":                                          # the next T's memory check uses it
                 sweep = replace(sweep, backend=sdpa_backend(ops))
         reference = outs.get("sdpa")
         other = outs.get("naive", outs.get("tiled"))

@@ -232,9 +232,13 @@ def _measured(sweep, impl: str) -> tuple[list[int], list[int], list[float]]:
     return Ts, peaks, ms
 
 
+def _backends(sweep, lang: str) -> str:
+    return " / ".join(tr(lang, f"attn_backend_{key}") for key in sweep.backends() or ["unknown"])
+
+
 def _impl_name(sweep, impl: str, lang: str) -> str:
     if impl == "sdpa":
-        return tr(lang, "attn_cost_sdpa", backend=tr(lang, f"attn_backend_{sweep.backend or 'unknown'}"))
+        return tr(lang, "attn_cost_sdpa", backend=_backends(sweep, lang))
     return tr(lang, f"attn_cost_{impl}", block=sweep.block)
 
 
@@ -324,9 +328,9 @@ def kv_figure(sweep, lang: str = "en") -> PlainFigure:
 def cost_markdown(sweep, lang: str = "en") -> str:
     """What SDPA ran, the largest T each path reached, the ratios there, what stopped the naive path."""
     lines = []
-    if sweep.backend:
-        lines.append(tr(lang, "attn_cost_backend", backend=tr(lang, f"attn_backend_{sweep.backend}"),
-                        op=_backend_op(sweep.backend)))
+    if sweep.backends():
+        lines.append(tr(lang, "attn_cost_backend", backend=_backends(sweep, lang),
+                        op="`, `".join(_backend_op(key) for key in sweep.backends())))
     both = [p for p in sweep.points if all(hasattr(p.calls.get(i), "ms") for i in ("naive", "sdpa"))]
     if both:
         p = both[-1]
