@@ -82,17 +82,20 @@ class SelfAttention(nn.Module):
         B, T, _ = x.shape
         cfg = self.cfg
         H, hd = cfg.n_heads, cfg.head_dim
-        q, kv_a, kv_b = self.qkv(x).split(self.split, -1)                            # MHA: k, v; MLA: c, k^R
         if cfg.attention == "mla":
-            q, k, v, w_uv = self._mla_inputs(q, kv_a, kv_b, rope, cache)
+            q, c, k_rope = self.qkv(x).split(self.split, -1)                          # q (or its latent) | c | k^R
+            q, k, v, w_uv = self._mla_inputs(q, c, k_rope, rope, cache)
         else:
-            q = q.view(B, T, H, hd).transpose(1, 2)                                  # (B, H, T, hd)
-            k = kv_a.view(B, T, -1, hd).transpose(1, 2)                              # (B, n_kv, T, hd)
-            v = kv_b.view(B, T, -1, cfg.v_head_dim).transpose(1, 2)                  # (B, n_kv, T, vd)
+            qk, v = self.qkv(x).split([self.split[0] + self.split[1], self.split[2]], -1)
+            v = v.view(B, T, -1, cfg.v_head_dim).transpose(1, 2)                     # (B, n_kv, T, vd)
+            qk = qk.view(B, T, -1, hd).transpose(1, 2)                               # (B, H + n_kv, T, hd)
+            q, k = qk.split([H, cfg.n_kv_heads], 1)                                  # (B, H, T, hd), (B, n_kv, T, hd)
             if cfg.qk_norm:
                 q, k = self.q_norm(q), self.k_norm(k)
-            if rope is not None:
-                q, k = rope_rotate(q, *rope), rope_rotate(k, *rope)
+                if rope is not None:
+                    q, k = rope_rotate(q, *rope), rope_rotate(k, *rope)
+            elif rope is not None:                                                   # q and k turned in one go
+                q, k = rope_rotate(qk, *rope).split([H, cfg.n_kv_heads], 1)
             if cache is not None:
                 k, v = cache.update(self.layer, k, v)                                # (B, n_kv, S, ·)
         y = self._attend(q, k, v, probe, alibi)                                      # (B, H, T, vd or r)
