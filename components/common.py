@@ -35,9 +35,10 @@ def user_errors(fn: F) -> F:
     return guarded(fn)  # type: ignore[return-value]
 
 
-def device_line() -> gr.Textbox:
+def device_line(elem_id: str | None = None) -> gr.Textbox:
     """The "computed on cpu · 4.2 ms" line every tab shows under its figures."""
-    return gr.Textbox(label=t("computed_on"), interactive=False, max_lines=1, elem_classes="device-line")
+    return gr.Textbox(label=t("computed_on"), interactive=False, max_lines=1, elem_classes="device-line",
+                      elem_id=elem_id)
 
 
 def explain(key: str, *, open: bool = False) -> gr.Accordion:

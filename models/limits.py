@@ -94,3 +94,17 @@ KV_TRAINED_LATENT = 32              # the MLA checkpoint's latent width; other w
 KV_TRAINED_GQA = 2                  # the GQA checkpoint's KV heads
 KV_MAX_TEMPERATURE = 2.0
 KV_SCALE_MAX_BATCH = 1_024          # the on-paper scale-up (context bounds: CALC_MAX_CONTEXT)
+# Tensors: the layout replay (one real tensor, every step checked on the meta device first), the
+# matmul sweep (sizes per device, fixed) and the MFU run (a small transformer, a few real steps).
+TENSOR_MAX_DIMS = 4                 # the shape typed, and every step of the chain
+TENSOR_MAX_ELEMENTS = 256           # elements of the tensor typed, and of every step's result
+TENSOR_MAX_OPS = 12                 # lines of the operation chain
+TENSOR_MAX_OPS_CHARS = 2_000
+TENSOR_MAX_ARG = 1_000_000          # |a whole number typed as an argument|
+MATMUL_DTYPES = ("fp32", "bf16", "fp16", "fp8")
+MATMUL_SWEEPS = ("square", "tokens")  # n×n by n×n | m tokens × a d×d weight, m varies
+MATMUL_CPU_SIZES = (16, 32, 64, 128, 256, 512, 1024)
+MATMUL_GPU_SIZES = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+MATMUL_CPU_BUDGET_S = 8.0           # the whole CPU sweep (the issue: within 10 s on a CPU Space)
+MATMUL_GPU_BUDGET_S = 60.0
+MATMUL_POINT_S = 0.06               # time spent measuring one (size, dtype) point on the CPU
