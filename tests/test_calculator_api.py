@@ -39,7 +39,7 @@ def test_verify_endpoint(client):
 
 def test_verify_runs_the_kv_tabs_model(client):
     out = client.predict(*_preset_values("Tiny GPT · MLA r=32 (KV tab)"), api_name="/calculate_verify")
-    assert out.count("✓") == 2 and "778,752" in out and "TinyGPT" in out and "fp32" in out
+    assert out.count("✓") == 2 and "778,752" in out and "one transformer" in out and "fp32" in out
 
 
 def test_figures_and_formulas_follow_the_browser_language(server_url):

@@ -24,12 +24,12 @@ TEXT = {
         "h_kv": "KV cache", "formula": "formula", "off_by": "off by {p:+.1f}%",
         "h_verify": "Checked against PyTorch", "built": "built modules, sum(p.numel())",
         "real_cache": "allocated cache tensors", "match": "✓ equal", "mismatch": "✗ differ",
-        "how_run": "This spec is a Llama-shaped decoder small enough to run: the KV Cache tab's TinyGPT of "
-                   "this shape was built with real weights and run over {t} tokens; the cache is the one that "
+        "how_run": "This spec is small enough to run: the app's one transformer (the model every tab runs) "
+                   "was built in this shape with real weights and run over {t} tokens; the cache is the one that "
                    "forward pass filled.",
-        "how_meta": "The module tree of this spec was built on PyTorch's meta device (shapes, no memory) from "
-                    "generic layers, and the cache allocated as the tensors a decoder keeps for {t} tokens.",
-        "run_built": "the TinyGPT, sum(p.numel())", "run_cache": "its cache after a forward pass",
+        "how_meta": "The app's one transformer was built in this shape on PyTorch's meta device (shapes, no "
+                    "memory), and its KV cache allocated there for {t} tokens.",
+        "run_built": "the transformer, sum(p.numel())", "run_cache": "its cache after a forward pass",
         "n_tokens": "{t} tokens",
     },
     "zh-CN": {
@@ -46,11 +46,11 @@ TEXT = {
         "h_kv": "KV 缓存", "formula": "公式", "off_by": "偏差 {p:+.1f}%",
         "h_verify": "与 PyTorch 核对", "built": "实际构建的模块，sum(p.numel())",
         "real_cache": "实际分配的缓存张量", "match": "✓ 相等", "mismatch": "✗ 不同",
-        "how_run": "这个配置是足够小的 Llama 式解码器：用 KV 缓存页的 TinyGPT 按此形状构建了带真实权重的模型，"
-                   "并对 {t} 个词元做了一次前向；缓存就是这次前向填充的那一个。",
-        "how_meta": "这个配置的模块树用通用层在 PyTorch 的 meta 设备上构建（只有形状，不占内存），"
-                    "缓存按解码器为 {t} 个词元保存的张量分配。",
-        "run_built": "TinyGPT，sum(p.numel())", "run_cache": "前向之后它的缓存",
+        "how_run": "这个配置足够小，可以直接运行：按此形状构建了本应用唯一的 Transformer（每个标签页运行的同一个模型），"
+                   "带真实权重，并对 {t} 个词元做了一次前向；缓存就是这次前向填充的那一个。",
+        "how_meta": "按此形状在 PyTorch 的 meta 设备上构建了本应用唯一的 Transformer（只有形状，不占内存），"
+                    "并在那里为 {t} 个词元分配了它的 KV 缓存。",
+        "run_built": "Transformer，sum(p.numel())", "run_cache": "前向之后它的缓存",
         "n_tokens": "{t} 个词元",
     },
 }
