@@ -12,9 +12,11 @@ from components.widgets import CheckboxGroup, Dropdown, Number, Radio, Slider
 from components.wiring import event
 from locales import tr
 from models.checks import choice, number, whole
-from models.limits import CALC_MAX_PARAMS, MATMUL_DTYPES, MATMUL_SWEEPS, TENSOR_MAX_OPS, TENSOR_MAX_OPS_CHARS
+from models.limits import (CALC_MAX_PARAMS, MATMUL_DTYPES, MATMUL_SWEEPS, MFU_MAX_BATCH, MFU_MAX_D_MODEL,
+                           MFU_MAX_HEADS, MFU_MAX_LAYERS, MFU_MAX_SEQ_LEN, MFU_MAX_STEPS, TENSOR_MAX_OPS,
+                           TENSOR_MAX_OPS_CHARS)
 from models.peaks import PEAK_NAMES
-from models.tensors import PRESETS
+from models.tensor_presets import PRESETS
 
 DEFAULT_PRESET = "heads_split"
 DEFAULT_SHAPE, DEFAULT_OPS = PRESETS[DEFAULT_PRESET]
@@ -114,7 +116,7 @@ def compute_matmul(kind: str = "square", dtypes: list[str] = DEFAULT_DTYPES, req
         else:
             peaks = measured_peak(points) if device.type == "cpu" else {}
             header = tr(lang, "compute_peak_cpu" if device.type == "cpu" else "compute_peak_unknown",
-                             device=name, threads=threads)
+                        device=name, threads=threads)
         bandwidth = table.bandwidth_tbs * 1e12 if table else None
         width = TOKENS_WIDTH["cuda" if device.type == "cuda" else "cpu"]
         state = "" if finished else " …"
@@ -122,7 +124,46 @@ def compute_matmul(kind: str = "square", dtypes: list[str] = DEFAULT_DTYPES, req
                                             name, lang),
                "matmul_summary": matmul_markdown(points, skips, peaks if table else {}, header, lang),
                "compute_device": f"{name} · {threads} thread(s) · {len(points)} matmul sizes in "
-                         f"{time.perf_counter() - start:.1f} s{state}"}
+                                 f"{time.perf_counter() - start:.1f} s{state}"}
+
+
+def compute_mfu(n_layers: int = 4, d_model: int = 128, n_heads: int = 4, seq_len: int = 64, batch: int = 8,
+                steps: int = 10, request: gr.Request = None):
+    """The ``/compute_mfu`` endpoint (streams): a few real training steps of the one transformer; their
+    FLOPs by formula and by PyTorch's counter, time per step, achieved FLOP/s and MFU."""
+    from models.compute import MfuSetup, check_mfu, mfu, mfu_config, mfu_run
+    from models.device import get_device
+    from viz.compute import mfu_figure, mfu_markdown
+
+    lang = lang_of(request)
+    size = dict(n_layers=whole("n_layers", n_layers, 1, MFU_MAX_LAYERS),
+                d_model=whole("d_model", d_model, 8, MFU_MAX_D_MODEL),
+                n_heads=whole("n_heads", n_heads, 1, MFU_MAX_HEADS),
+                seq_len=whole("mfu_seq_len", seq_len, 2, MFU_MAX_SEQ_LEN))
+    batch = whole("mfu_batch", batch, 1, MFU_MAX_BATCH)
+    steps = whole("steps", steps, 1, MFU_MAX_STEPS)
+    device = get_device()
+    mfu_config(**size)                                               # a config that is not valid says why
+    check_mfu(**size, batch=batch, steps=steps, device=device)       # the budget, before anything is built
+    setup, timed, last = None, [], 0.0
+    start = time.perf_counter()
+    for item in low_priority(lambda: mfu_run(**size, batch=batch, steps=steps, device=device)):
+        if isinstance(item, MfuSetup):
+            setup = item
+        else:
+            timed.append(item)
+        finished = len(timed) == steps
+        if not finished and time.perf_counter() - last < PLOT_INTERVAL_S:
+            continue
+        last = time.perf_counter()
+        seconds = sorted(s.seconds for s in timed)[len(timed) // 2] if timed else None      # the median step
+        achieved = setup.formula_flops / seconds if seconds else None
+        ratio = mfu(achieved, setup.peak) if achieved and setup.peak else None
+        state = "" if finished else " …"
+        yield {"mfu_plot": mfu_figure(timed, setup.formula_flops, setup.peak, lang),
+               "mfu_summary": mfu_markdown(setup, seconds, achieved, ratio, batch, size["seq_len"], lang),
+               "mfu_device": f"{setup.device} · {setup.threads} thread(s) · {setup.dtype} · {len(timed)}/{steps} "
+                             f"steps in {time.perf_counter() - start:.1f} s{state}"}
 
 
 def compute_estimate(n_params: float = 7e9, tokens: float = 1e12, n_gpus: int = 1024, gpu: str = "H100 SXM",
@@ -158,7 +199,22 @@ def first_draw(shape: str = DEFAULT_SHAPE, ops: str = DEFAULT_OPS, step: int = T
     lang = lang_of(request)
     return {**tensor_layout(shape, ops, step, request=request), **number_formats(value, request=request),
             **compute_estimate(n_params, tokens, n_gpus, gpu, mfu_percent, request=request),
-            "matmul_plot": waiting(tr(lang, "compute_fig_waiting"))}
+            "matmul_plot": waiting(tr(lang, "compute_fig_waiting")), "mfu_plot": waiting(tr(lang, "mfu_fig_waiting"))}
+
+
+def _run_and_stop(run_id: str, stop_id: str) -> tuple[gr.Button, gr.Button]:
+    """A long run's two buttons, side by side."""
+    with gr.Row():
+        return (gr.Button(t(run_id), variant="primary", elem_id=run_id),
+                gr.Button(t("compute_stop"), variant="stop", elem_id=stop_id))
+
+
+def _results(ui: SimpleNamespace, plot: str, summary: str, device: str, label) -> None:
+    """A long run's figure, what it found and its device line, in the wide column (``ui.<name>``)."""
+    with gr.Column(scale=3):
+        setattr(ui, plot, gr.Plot(label=label, elem_id=plot))
+        setattr(ui, summary, gr.Markdown(elem_id=summary, latex_delimiters=[]))
+        setattr(ui, device, device_line(device))
 
 
 def build() -> dict:
@@ -198,13 +254,24 @@ def build() -> dict:
                                     label=t("compute_kind"), elem_id="compute_kind")
                     ui.dtypes = CheckboxGroup(list(MATMUL_DTYPES), value=DEFAULT_DTYPES, label=t("compute_dtypes"),
                                               elem_id="compute_dtypes")
+                    run, stop = _run_and_stop("compute_run", "compute_stop")
+                _results(ui, "matmul_plot", "matmul_summary", "compute_device", t("compute_matmul_plot"))
+            gr.Markdown(t("mfu_heading"))
+            with gr.Row():
+                with gr.Column(scale=1, min_width=300):
                     with gr.Row():
-                        run = gr.Button(t("compute_run"), variant="primary", elem_id="compute_run")
-                        stop = gr.Button(t("compute_stop"), variant="stop", elem_id="compute_stop")
-                with gr.Column(scale=3):
-                    ui.matmul_plot = gr.Plot(label=t("compute_matmul_plot"), elem_id="compute_matmul_plot")
-                    ui.matmul_summary = gr.Markdown(elem_id="compute_matmul_summary", latex_delimiters=[])
-                    ui.compute_device = device_line("compute_device")
+                        ui.n_layers = Slider(1, MFU_MAX_LAYERS, value=4, step=1, label=t("mfu_layers"),
+                                             elem_id="mfu_layers")
+                        ui.n_heads = Slider(1, MFU_MAX_HEADS, value=4, step=1, label=t("mfu_heads"), elem_id="mfu_heads")
+                    ui.d_model = Slider(8, MFU_MAX_D_MODEL, value=128, step=8, label=t("mfu_d_model"),
+                                        elem_id="mfu_d_model")
+                    with gr.Row():
+                        ui.seq_len = Slider(2, MFU_MAX_SEQ_LEN, value=64, step=1, label=t("mfu_seq_len"),
+                                            elem_id="mfu_seq_len")
+                        ui.batch = Slider(1, MFU_MAX_BATCH, value=8, step=1, label=t("mfu_batch"), elem_id="mfu_batch")
+                    ui.steps = Slider(1, MFU_MAX_STEPS, value=10, step=1, label=t("mfu_steps"), elem_id="mfu_steps")
+                    train, stop_training = _run_and_stop("mfu_run", "mfu_stop")
+                _results(ui, "mfu_plot", "mfu_summary", "mfu_device", t("mfu_plot"))
             gr.Markdown(t("compute_estimate_heading"))
             with gr.Row():
                 with gr.Column(scale=1, min_width=300):
@@ -229,8 +296,11 @@ def build() -> dict:
     sweep = run.click(api_name="compute_matmul", show_progress="hidden", **HEAVY,
                       **event(compute_matmul, ui, ("matmul_plot", "matmul_summary", "compute_device")))
     stop.click(None, None, None, cancels=[sweep])
+    training = train.click(api_name="compute_mfu", show_progress="hidden", **HEAVY,
+                           **event(compute_mfu, ui, ("mfu_plot", "mfu_summary", "mfu_device")))
+    stop_training.click(None, None, None, cancels=[training])
     gr.on([ui.n_params.submit, ui.n_params.blur, ui.tokens.submit, ui.tokens.blur, ui.n_gpus.submit,
            ui.n_gpus.blur, ui.gpu.input, ui.mfu_percent.input], api_name="compute_estimate", show_progress="hidden",
           trigger_mode="always_last", **event(compute_estimate, ui, ("estimate",)))
     return event(first_draw, ui, ("memory", "view", "table", "device", "bits", "rounding", "formats_table",
-                                  "estimate", "matmul_plot"), show_progress="hidden")
+                                  "estimate", "matmul_plot", "mfu_plot"), show_progress="hidden")

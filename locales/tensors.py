@@ -29,12 +29,11 @@ STRINGS = {
         "tensors_step": "Show step (the last one past the end)",
         "tensors_memory_plot": "Storage read by each step",
         "tensors_view_plot": "One step's elements",
-        "tensors_table": "What PyTorch reports",
         # layout: figures and table
         "tensors_fig_original": "original",
         "tensors_fig_memory_title": "Each step's storage in memory order: a cell's number (and colour) is when the view reads it; grey: never",
         "tensors_fig_position": "position in storage",
-        "tensors_fig_cell_hover": "position %{x}<br>value %{customdata[0]}<br>read by the view as element # %{customdata[1]}",
+        "tensors_fig_cell_hover": "position {position}<br>value {value}<br>read by the view as element # {reads}",
         "tensors_fig_bar_shared": "read # (original's storage)",
         "tensors_fig_bar_copy": "read # (a new storage)",
         "tensors_fig_written": "a write through this view lands here",
@@ -123,11 +122,10 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "numfmt_eps": "epsilon", "numfmt_digits": "decimal digits",
         "numfmt_exact": "exact", "numfmt_rounded": "rounded", "numfmt_overflow": "overflow → inf/NaN",
         "numfmt_saturated": "saturated at max", "numfmt_underflow": "underflow → 0",
-        "numfmt_err_value": "the value must be a finite number with |value| ≤ 1e300, got {value}",
         "tensors_formats_explain": r"""
-**Bits.** A float is sign × $2^{\text{exponent}}$ × 1.mantissa. Exponent bits buy range, mantissa bits buy precision: each cast above is a real torch tensor of that dtype, read back bit by bit.
+**Bits.** A float is sign × $2^{e}$ × 1.m (exponent e, mantissa m). Exponent bits buy range, mantissa bits buy precision: each cast above is a real torch tensor of that dtype, read back bit by bit.
 
-**fp16** has 5 exponent bits: its largest value is 65,504, so large activations or gradients overflow to inf (hence loss scaling). **bf16** keeps fp32's 8 exponent bits (range to $3\times10^{38}$) and pays with 7 mantissa bits (≈ 2–3 decimal digits): a relative rounding error up to $2^{-8}$. **fp8 E4M3** (max 448, no inf: overflow gives NaN, or saturates when scaled) serves weights and activations; **E5M2** (max 57,344) serves gradients. **int8** rounds to whole numbers and saturates at 127.
+**fp16** has 5 exponent bits: its largest value is 65,504, so large activations or gradients overflow to inf (hence loss scaling). **bf16** keeps fp32's 8 exponent bits (range to 3·10³⁸) and pays with 7 mantissa bits (≈ 2–3 decimal digits): a relative rounding error up to $2^{-8}$. **fp8 E4M3** (max 448, no inf: overflow gives NaN, or saturates when scaled) serves weights and activations; **E5M2** (max 57,344) serves gradients. **int8** rounds to whole numbers and saturates at 127.
 
 **The rounding plot.** Each line is a format's worst relative error across magnitudes: in its normal range the unit roundoff $2^{-(m+1)}$ (m mantissa bits); below, subnormals lose digits; where the line stops the format overflows or flushes to zero.
 """,
@@ -139,7 +137,6 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "compute_run": "Run the sweep",
         "compute_stop": "Stop",
         "compute_matmul_plot": "Achieved FLOP/s",
-        "compute_matmul_summary": "What the sweep found",
         "compute_fig_matmul_title": "Real matmuls on {device}: FLOP/s = 2·m·n·k / time",
         "compute_fig_vs_size": "against size",
         "compute_fig_vs_intensity": "against arithmetic intensity",
@@ -170,6 +167,38 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "term_compute_dtype": "dtype",
         "term_compute_kind": "sweep",
         "term_compute_gpu": "GPU",
+        "mfu_heading": "### MFU of a training step: the one transformer, trained for real",
+        "mfu_layers": "layers", "mfu_heads": "heads", "mfu_d_model": "d_model",
+        "mfu_seq_len": "sequence length T", "mfu_batch": "batch B", "mfu_steps": "timed steps",
+        "mfu_run": "Train and measure",
+        "mfu_plot": "Training steps",
+        "mfu_fig_title": "Each timed step: its FLOPs / its time, under the peak",
+        "mfu_fig_rate": "achieved FLOP/s", "mfu_fig_loss": "loss", "mfu_fig_loss_axis": "cross-entropy (nats)",
+        "mfu_fig_step": "step", "mfu_fig_hover": "step {step}: {ms} ms<br>{rate}<br>MFU {mfu}",
+        "mfu_fig_peak": "peak {value}",
+        "mfu_fig_waiting": "Press “Train and measure”: a few real AdamW steps on the shipped corpus, each timed.",
+        "mfu_h_flops": "FLOPs of one training step (forward + backward) on {tokens} tokens (B = {batch} × T = {seq})",
+        "mfu_rule": "6·N·tokens, N = {n} weights that multiply (every Linear, the LM head included)",
+        "mfu_attention": "+ attention: q·kᵀ and softmax·v, forward and backward (formula − 6·N·tokens)",
+        "mfu_formula": "= the formula: count_flops(config, {batch}, {seq}, backward=True)",
+        "mfu_counted": "PyTorch's FlopCounterMode on the same step",
+        "mfu_equal": "✓ equal", "mfu_differ": "✗ differs by {diff}",
+        "mfu_plain": "plain FlopCounterMode, as torch 2.13 ships it",
+        "mfu_missed": "misses {missed}: it has no formula for the CPU's fused attention kernel "
+                      "aten._scaled_dot_product_flash_attention_for_cpu; the counter above is given PyTorch's own "
+                      "SDPA formulas for it (custom_mapping)",
+        "mfu_params": "The model has {total} parameters; {matmul} of them multiply. Embedding lookups, norms, softmax, "
+                      "RoPE, the activation and the optimizer are not matmuls: not counted.",
+        "mfu_result": "Median step: **{ms} ms** ({dtype}) → achieved **{rate}** → **MFU {mfu}** against {peak}.",
+        "mfu_peak_sheet": "the {dtype} dense peak {value} ({source})",
+        "mfu_peak_measured": "{value}, the best fp32 matmul measured on this CPU just before ({threads} thread(s)): "
+                             "measured, not a datasheet figure",
+        "mfu_no_peak": "no peak: {device} is not in the table of published peaks, so no MFU",
+        "mfu_above_peak": "Above 100%: the quick matmul probe underestimated this CPU's best (run the sweep above).",
+        "compute_err_mfu_budget": "this run would take {flops} FLOPs (all its steps): at most {max} on {device}. "
+                                  "Make the model, the batch, T or the number of steps smaller",
+        "term_mfu_seq_len": "sequence length",
+        "term_mfu_batch": "batch",
         "compute_estimate_heading": "### On paper: how long would a real training run take?",
         "compute_params": "parameters N",
         "compute_tokens": "training tokens D",
@@ -187,7 +216,11 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "compute_explain": r"""
 **Counting FLOPs.** An (m×k)·(k×n) matmul computes m·n dot products of length k: a multiply and an add per term, $2mnk$ FLOPs (PyTorch's `FlopCounterMode` counts the same). Achieved FLOP/s is that over the measured time (the fastest of several timed runs after a warm-up; on a GPU after `synchronize`).
 
-**Arithmetic intensity.** A matmul must at least read A and B and write C: $(mk + kn + mn)\cdot b$ bytes for b-byte numbers. FLOPs per byte moved is its intensity: $2n/3b$ for a square one, under 1 for a single token times a weight (m = 1). A device does at most $\min(\text{peak},\ \text{intensity}\times\text{bandwidth})$, the *roofline*: small or skinny matmuls are limited by memory, not by arithmetic. That is why batching matters: m tokens share one read of the weight, so the intensity, and the FLOP/s, grow with m until the peak.
+**Arithmetic intensity.** A matmul must at least read A and B and write C: $(mk + kn + mn)\cdot b$ bytes for b-byte numbers. FLOPs per byte moved is its intensity: $2n/3b$ for a square one, under 1 for a single token times a weight (m = 1). A device does at most $\min(P,\ I \cdot W)$ for peak $P$, intensity $I$ and memory bandwidth $W$: the *roofline*: small or skinny matmuls are limited by memory, not by arithmetic. That is why batching matters: m tokens share one read of the weight, so the intensity, and the FLOP/s, grow with m until the peak.
+
+**MFU.** Model FLOPs utilisation = the FLOPs a training step needs (by the formula) / its measured time / the device's peak. A weight costs 6 FLOPs per token in training: 2 forward (a multiply and an add), 2 for the gradient of its input, 2 for its own gradient; hence $6ND$ for a run of $D$ tokens. Attention adds its $T^2$ terms: $2BHT^2(d_{qk}+d_v)$ forward, and $2BHT^2(3d_{qk}+2d_v)$ backward for a fused kernel that recomputes the scores (FlashAttention's count). PyTorch's `FlopCounterMode` counts matmuls as they run and must agree with the formula; torch 2.13 has no formula for the CPU's fused attention kernel (`aten._scaled_dot_product_flash_attention_for_cpu`), so this app passes it PyTorch's own SDPA formulas through `custom_mapping`: without them a CPU count misses attention (the "plain" row). Large runs reach 35–55 % MFU on H100s; a small model reaches far less: its matmuls are too small to fill the device (the sweep above), and norms, softmax, the optimizer and Python take time without FLOPs.
+
+**On paper.** $t = 6ND / (n \cdot P \cdot \mathrm{MFU})$ for $n$ GPUs of peak $P$: 7 B parameters on 1 T tokens is 4.2·10²² FLOPs, a bit over a day on 1,024 H100s at 40 %.
 
 **Peaks.** On a GPU the lines are the vendor's dense peaks for the detected device (H100, H200, A100, L4, L40S, T4, A10, A10G, MI300X; sources in `models/compute.py`): fp32 is the CUDA-core rate, since PyTorch does not use TF32 for fp32 matmuls by default. A device not in the table gets no line. On a CPU the line is the best this sweep measured: **measured, not a datasheet figure**. Without bf16 units (AVX512-BF16, AMX) a CPU converts bf16 and fp16 on the fly, slower than fp32.
 """,
@@ -214,11 +247,10 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "tensors_step": "显示第几步（超出则显示最后一步）",
         "tensors_memory_plot": "每一步读取的存储",
         "tensors_view_plot": "某一步的元素",
-        "tensors_table": "PyTorch 报告的信息",
         "tensors_fig_original": "原张量",
         "tensors_fig_memory_title": "每一步的存储，按内存顺序排列：格子里的数字（和颜色）是视图读取它的次序；灰色：不读取",
         "tensors_fig_position": "在存储中的位置",
-        "tensors_fig_cell_hover": "位置 %{x}<br>值 %{customdata[0]}<br>视图把它读作第 %{customdata[1]} 个元素",
+        "tensors_fig_cell_hover": "位置 {position}<br>值 {value}<br>视图把它读作第 {reads} 个元素",
         "tensors_fig_bar_shared": "读取次序（原张量的存储）",
         "tensors_fig_bar_copy": "读取次序（新的存储）",
         "tensors_fig_written": "通过这个视图写入，落在这里",
@@ -301,11 +333,10 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "numfmt_eps": "机器精度 eps", "numfmt_digits": "十进制有效位",
         "numfmt_exact": "精确", "numfmt_rounded": "舍入", "numfmt_overflow": "溢出 → inf/NaN",
         "numfmt_saturated": "饱和到最大值", "numfmt_underflow": "下溢 → 0",
-        "numfmt_err_value": "数值必须是有限数且 |value| ≤ 1e300，收到 {value}",
         "tensors_formats_explain": r"""
-**位。** 浮点数 = 符号 × $2^{\text{指数}}$ × 1.尾数。指数位决定范围，尾数位决定精度：上面的每次转换都是一个真实的该 dtype 的 torch 张量，逐位读出。
+**位。** 浮点数 = 符号 × $2^{e}$ × 1.m（e 为指数，m 为尾数）。指数位决定范围，尾数位决定精度：上面的每次转换都是一个真实的该 dtype 的 torch 张量，逐位读出。
 
-**fp16** 只有 5 个指数位，最大值为 65,504，大的激活或梯度会溢出为 inf（因此需要损失缩放）。**bf16** 保留 fp32 的 8 个指数位（范围到 $3\times10^{38}$），代价是只有 7 个尾数位（约 2–3 位十进制有效数字）：相对舍入误差最高 $2^{-8}$。**fp8 E4M3**（最大 448，没有 inf：溢出得到 NaN，或在缩放时饱和）用于权重和激活；**E5M2**（最大 57,344）用于梯度。**int8** 舍入到整数，并在 127 处饱和。
+**fp16** 只有 5 个指数位，最大值为 65,504，大的激活或梯度会溢出为 inf（因此需要损失缩放）。**bf16** 保留 fp32 的 8 个指数位（范围到 3·10³⁸），代价是只有 7 个尾数位（约 2–3 位十进制有效数字）：相对舍入误差最高 $2^{-8}$。**fp8 E4M3**（最大 448，没有 inf：溢出得到 NaN，或在缩放时饱和）用于权重和激活；**E5M2**（最大 57,344）用于梯度。**int8** 舍入到整数，并在 127 处饱和。
 
 **舍入误差图。** 每条线是某个格式在各个数量级上的最大相对误差：在正规数范围内是单位舍入 $2^{-(m+1)}$（m 为尾数位数）；更小的数是次正规数，有效位减少；曲线中断之处格式上溢或下溢为零。
 """,
@@ -316,7 +347,6 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "compute_run": "运行扫描",
         "compute_stop": "停止",
         "compute_matmul_plot": "实测 FLOP/s",
-        "compute_matmul_summary": "扫描结果",
         "compute_fig_matmul_title": "在 {device} 上的真实矩阵乘法：FLOP/s = 2·m·n·k / 时间",
         "compute_fig_vs_size": "随尺寸变化",
         "compute_fig_vs_intensity": "随算术强度变化",
@@ -346,6 +376,37 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "term_compute_dtype": "数据类型",
         "term_compute_kind": "扫描方式",
         "term_compute_gpu": "GPU",
+        "mfu_heading": "### 训练一步的 MFU：真实训练那个统一的 Transformer",
+        "mfu_layers": "层数", "mfu_heads": "注意力头数", "mfu_d_model": "d_model",
+        "mfu_seq_len": "序列长度 T", "mfu_batch": "批大小 B", "mfu_steps": "计时的步数",
+        "mfu_run": "训练并测量",
+        "mfu_plot": "训练步",
+        "mfu_fig_title": "每个计时步：FLOPs / 用时，与峰值对比",
+        "mfu_fig_rate": "实测 FLOP/s", "mfu_fig_loss": "损失", "mfu_fig_loss_axis": "交叉熵（nats）",
+        "mfu_fig_step": "步", "mfu_fig_hover": "第 {step} 步：{ms} ms<br>{rate}<br>MFU {mfu}",
+        "mfu_fig_peak": "峰值 {value}",
+        "mfu_fig_waiting": "点击“训练并测量”：在自带语料上真实地做几步 AdamW 训练，每一步都计时。",
+        "mfu_h_flops": "训练一步（前向 + 反向）的 FLOPs，共 {tokens} 个词元（B = {batch} × T = {seq}）",
+        "mfu_rule": "6·N·词元数，N = {n} 个参与乘法的权重（所有 Linear，包括输出头）",
+        "mfu_attention": "+ 注意力：q·kᵀ 与 softmax·v 的前向和反向（公式 − 6·N·词元数）",
+        "mfu_formula": "= 公式：count_flops(config, {batch}, {seq}, backward=True)",
+        "mfu_counted": "PyTorch 的 FlopCounterMode 对同一步的计数",
+        "mfu_equal": "✓ 相等", "mfu_differ": "✗ 相差 {diff}",
+        "mfu_plain": "torch 2.13 自带的 FlopCounterMode",
+        "mfu_missed": "漏掉 {missed}：它没有 CPU 融合注意力内核 aten._scaled_dot_product_flash_attention_for_cpu "
+                      "的计数公式；上面的计数器为它传入了 PyTorch 自己的 SDPA 公式（custom_mapping）",
+        "mfu_params": "模型共有 {total} 个参数，其中 {matmul} 个参与矩阵乘法。嵌入查表、归一化、softmax、RoPE、"
+                      "激活函数和优化器都不是矩阵乘法，不计入。",
+        "mfu_result": "中位步：**{ms} ms**（{dtype}）→ 实测 **{rate}** → **MFU {mfu}**，对比 {peak}。",
+        "mfu_peak_sheet": "{dtype} 稠密峰值 {value}（{source}）",
+        "mfu_peak_measured": "{value}，即刚刚在这台 CPU 上测得的最佳 fp32 矩阵乘法（{threads} 个线程）："
+                             "是实测值，不是规格表数据",
+        "mfu_no_peak": "没有峰值：{device} 不在已公布峰值的表格中，因此没有 MFU",
+        "mfu_above_peak": "超过 100%：快速矩阵乘法探测低估了这台 CPU 的最佳速度（请运行上面的扫描）。",
+        "compute_err_mfu_budget": "这次运行需要 {flops} FLOPs（所有步）：在 {device} 上最多 {max}。"
+                                  "请减小模型、批大小、T 或步数",
+        "term_mfu_seq_len": "序列长度",
+        "term_mfu_batch": "批大小",
         "compute_estimate_heading": "### 纸上估算：一次真实的训练要多久？",
         "compute_params": "参数量 N",
         "compute_tokens": "训练词元数 D",
@@ -363,7 +424,11 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "compute_explain": r"""
 **计算 FLOPs。** (m×k)·(k×n) 的矩阵乘法要算 m·n 个长度为 k 的点积：每一项一次乘法和一次加法，共 $2mnk$ FLOPs（PyTorch 的 `FlopCounterMode` 也这样计数）。实测 FLOP/s 是它除以测得的时间（预热之后多次计时中最快的一次；GPU 上在 `synchronize` 之后计时）。
 
-**算术强度。** 矩阵乘法至少要读 A、B 并写 C：b 字节的数共 $(mk + kn + mn)\cdot b$ 字节。每搬运一字节的 FLOPs 就是它的算术强度：方阵为 $2n/3b$，单个词元乘一个权重矩阵（m = 1）则不到 1。设备最多能做到 $\min(\text{峰值},\ \text{强度}\times\text{带宽})$，即*屋顶线*（roofline）：小的或细长的矩阵乘法受限于内存而不是算力。这就是批处理重要的原因：m 个词元共用一次权重读取，强度和 FLOP/s 随 m 增长，直到触及峰值。
+**算术强度。** 矩阵乘法至少要读 A、B 并写 C：b 字节的数共 $(mk + kn + mn)\cdot b$ 字节。每搬运一字节的 FLOPs 就是它的算术强度：方阵为 $2n/3b$，单个词元乘一个权重矩阵（m = 1）则不到 1。设备最多能做到 $\min(P,\ I \cdot W)$（$P$ 为峰值，$I$ 为算术强度，$W$ 为内存带宽），即*屋顶线*（roofline）：小的或细长的矩阵乘法受限于内存而不是算力。这就是批处理重要的原因：m 个词元共用一次权重读取，强度和 FLOP/s 随 m 增长，直到触及峰值。
+
+**MFU。** 模型 FLOPs 利用率 = 训练一步所需的 FLOPs（按公式）/ 实测用时 / 设备峰值。训练时每个权重每个词元花 6 FLOPs：前向 2 次（一次乘、一次加），对输入求梯度 2 次，对权重本身求梯度 2 次；因此在 $D$ 个词元上训练为 $6ND$。注意力另加 $T^2$ 项：前向 $2BHT^2(d_{qk}+d_v)$，融合内核在反向时重算分数，反向为 $2BHT^2(3d_{qk}+2d_v)$（FlashAttention 的计数）。PyTorch 的 `FlopCounterMode` 在运行时统计矩阵乘法，必须与公式一致；torch 2.13 没有 CPU 融合注意力内核（`aten._scaled_dot_product_flash_attention_for_cpu`）的公式，所以本应用通过 `custom_mapping` 为它传入 PyTorch 自己的 SDPA 公式：否则 CPU 上的计数会漏掉注意力（表中“自带”一行）。大规模训练在 H100 上能达到 35–55 % 的 MFU；小模型远达不到：它的矩阵乘法太小，填不满设备（见上面的扫描），而归一化、softmax、优化器和 Python 都要花时间却不产生 FLOPs。
+
+**纸上估算。** $t = 6ND / (n \cdot P \cdot \mathrm{MFU})$（$n$ 张峰值为 $P$ 的 GPU）：70 亿参数、1 万亿词元是 4.2·10²² FLOPs，在 1,024 张 H100 上以 40 % 的 MFU 需要一天多。
 
 **峰值。** 在 GPU 上，这些线是厂商为检测到的设备公布的稠密峰值（H100、H200、A100、L4、L40S、T4、A10、A10G、MI300X；出处见 `models/compute.py`）：fp32 取 CUDA 核心的速率，因为 PyTorch 默认不对 fp32 矩阵乘法使用 TF32。不在表中的设备没有峰值线。在 CPU 上，这条线是本次扫描测得的最佳值：**是实测值，不是规格表数据**。没有 bf16 运算单元（AVX512-BF16、AMX）的 CPU 会临时转换 bf16 和 fp16，比 fp32 还慢。
 """,

@@ -10,6 +10,9 @@ it is judged against, and the arithmetic of training time.
   data-centre GPUs, each from its vendor's datasheet; :func:`peak_for` finds the entry of a device
   name. A device not in the table gets no peak, and says so. On a CPU the only honest peak is the best
   this sweep measured.
+- :func:`mfu_run`: a few real training steps of the one transformer, their FLOPs by formula
+  (:func:`models.transformer.count_flops`) and by PyTorch's ``FlopCounterMode``, their time, and the
+  peak they are judged against; :func:`mfu` is achieved / peak.
 - :func:`training_seconds`: the time of ``6·N·D`` FLOPs on ``n`` GPUs at a given MFU.
 
 Not handled: multi-GPU, TF32 (PyTorch's default fp32 matmul does not use it, so fp32 is judged
@@ -23,12 +26,16 @@ from dataclasses import dataclass
 from typing import Iterator
 
 import torch
+import torch._dynamo  # noqa: F401  (Transformer.seeded's meta-device init imports it, 1-6 s: here, once per
+#                      server, not in every forked MFU run)
 
 from models.checks import InputError, choice
 from models.device import device_name, resolve_device
 from models.limits import (MATMUL_CPU_BUDGET_S, MATMUL_CPU_SIZES, MATMUL_DTYPES, MATMUL_GPU_BUDGET_S,
-                           MATMUL_GPU_SIZES, MATMUL_POINT_S, MATMUL_SWEEPS)
+                           MATMUL_GPU_SIZES, MATMUL_POINT_S, MATMUL_SWEEPS, MFU_MAX_FLOPS, MFU_PROBE_S)
+from models.norm_data import char_batch, vocabulary
 from models.peaks import PEAK_NAMES, PEAKS, Peak, peak_by_name, peak_for  # noqa: F401 (the compute API)
+from models.transformer import Transformer, TransformerConfig, count_flops, flop_counter
 
 DTYPES = dict(zip(MATMUL_DTYPES, (torch.float32, torch.bfloat16, torch.float16, torch.float8_e4m3fn)))
 SWEEP_KINDS = MATMUL_SWEEPS
@@ -274,3 +281,118 @@ def mfu(achieved_flops_per_s: float, peak_flops_per_s: float) -> float:
     if not (achieved_flops_per_s > 0 and peak_flops_per_s > 0 and math.isfinite(achieved_flops_per_s)):
         raise ValueError("mfu needs positive, finite rates")
     return achieved_flops_per_s / peak_flops_per_s
+
+
+# ----------------------------------------------------------------------------------------------- MFU
+
+@dataclass(frozen=True)
+class MfuSetup:
+    """What a training step costs, counted three ways before it is timed, and the peak it is judged by."""
+
+    device: str
+    threads: int
+    dtype: str                      # the matmuls' dtype: fp32 on a CPU, bf16 autocast on a GPU (fp16 without bf16)
+    n_params: int                   # every parameter
+    n_matmul: int                   # parameters that multiply: every Linear's weight (the LM head included)
+    tokens: int                     # per step: batch × seq_len
+    rule_flops: int                 # 6 · n_matmul · tokens
+    formula_flops: int              # models.transformer.count_flops(..., backward=True)
+    counted_flops: int              # FlopCounterMode (with the CPU attention kernel's formulas)
+    missed_flops: int               # what plain FlopCounterMode would miss (CPU fused attention), 0 on a GPU
+    peak: float | None              # FLOP/s: a datasheet's, or (CPU) the best matmul measured just before
+    peak_source: str | None         # the datasheet; None when measured (CPU) or unknown (no peak)
+
+
+@dataclass(frozen=True)
+class MfuStep:
+    step: int                       # 1 …: timed steps (step 0 was the counted one)
+    seconds: float
+    loss: float
+
+
+def mfu_config(n_layers: int, d_model: int, n_heads: int, seq_len: int):
+    """The one transformer as the MFU run trains it: Llama-style defaults, characters of the corpus."""
+    return TransformerConfig(len(vocabulary()), n_layers, d_model, n_heads, seq_len)
+
+
+def check_mfu(n_layers: int, d_model: int, n_heads: int, seq_len: int, batch: int, steps: int, device) -> int:
+    """The run's FLOPs if it fits the budget of ``device``, else :class:`InputError` (nothing built yet)."""
+    config = mfu_config(n_layers, d_model, n_heads, seq_len)
+    total = count_flops(config, batch, seq_len, backward=True, device=device) * (steps + 1)
+    budget = MFU_MAX_FLOPS["cuda" if device.type == "cuda" else "cpu"]
+    if total > budget:
+        raise InputError("compute_err_mfu_budget", flops=f"{total:.3g}", max=f"{budget:.3g}",
+                         device=device_name(device))
+    return total
+
+
+def matmul_params(model: torch.nn.Module) -> int:
+    """Parameters that take part in a matmul: the weights of every ``nn.Linear`` (a tied LM head is the
+    embedding's weight, counted here as the matmul it is)."""
+    return sum(m.weight.numel() for m in model.modules() if isinstance(m, torch.nn.Linear))
+
+
+def cpu_peak(shapes: list[tuple[int, int, int]], *, seconds: float) -> float:
+    """The best fp32 FLOP/s of ``shapes`` (m, n, k) on the CPU, each timed as in the sweep."""
+    gen = torch.Generator().manual_seed(0)
+    best = 0.0
+    for m, n, k in shapes:
+        fn = _operands(m, n, k, "fp32", torch.device("cpu"), gen)
+        per_call, _ = time_call(fn, torch.device("cpu"), seconds)
+        best = max(best, matmul_flops(m, n, k) / per_call)
+    return best
+
+
+def mfu_run(n_layers: int = 4, d_model: int = 128, n_heads: int = 4, seq_len: int = 64, batch: int = 8,
+            steps: int = 10, *, device=None, seed: int = 0) -> Iterator[MfuSetup | MfuStep]:
+    """Train the one transformer for ``steps`` real AdamW steps on characters of the shipped corpus;
+    yield the :class:`MfuSetup` (FLOPs by formula and by PyTorch's counter, the peak), then each timed step.
+
+    Step 0 runs under ``FlopCounterMode`` (not timed: the counter slows it); steps 1 … ``steps`` are
+    timed, synchronised on a GPU. MFU = FLOPs per step / seconds per step / peak.
+    """
+    device = resolve_device(device)
+    config = mfu_config(n_layers, d_model, n_heads, seq_len)
+    check_mfu(n_layers, d_model, n_heads, seq_len, batch, steps, device)
+    if device.type == "cuda":
+        dtype = "bf16" if dtype_support(device)["bf16"] is None else "fp16"
+        table = peak_for(torch.cuda.get_device_name(device))
+        peak = table.tflops[dtype] * 1e12 if table and dtype in table.tflops else None
+        source = table.source if peak else None
+    else:
+        dtype, source = "fp32", None
+        d_ff, tokens = config.d_ff, batch * seq_len
+        peak = cpu_peak([(256, 256, 256), (512, 512, 512), (tokens, d_ff, d_model), (tokens, d_model, d_ff)],
+                        seconds=MFU_PROBE_S)
+    model = Transformer.seeded(config, seed, device=device)
+    model.train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    autocast = torch.autocast(device.type, dtype=DTYPES[dtype], enabled=device.type == "cuda")
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+
+    def step(ids: torch.Tensor) -> float:
+        with autocast:
+            loss = model.loss(ids)
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return float(loss.detach())
+
+    aten = torch.ops.aten
+    with flop_counter() as counter:
+        step(char_batch(batch, seq_len + 1, seed=seed, device=device))
+    missed = sum(flops for op, flops in counter.get_flop_counts()["Global"].items()
+                 if op in (aten._scaled_dot_product_flash_attention_for_cpu,
+                           aten._scaled_dot_product_flash_attention_for_cpu_backward))
+    n_matmul = matmul_params(model)
+    yield MfuSetup(device_name(device), torch.get_num_threads(), dtype, sum(p.numel() for p in model.parameters()),
+                   n_matmul, batch * seq_len, 6 * n_matmul * batch * seq_len,
+                   count_flops(config, batch, seq_len, backward=True, device=device), counter.get_total_flops(),
+                   missed, peak, source)
+    for i in range(1, steps + 1):
+        ids = char_batch(batch, seq_len + 1, seed=seed + i, device=device)
+        sync()
+        start = time.perf_counter()
+        loss = step(ids)
+        sync()
+        yield MfuStep(i, time.perf_counter() - start, loss)

@@ -108,3 +108,12 @@ MATMUL_GPU_SIZES = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
 MATMUL_CPU_BUDGET_S = 8.0           # the whole CPU sweep (the issue: within 10 s on a CPU Space)
 MATMUL_GPU_BUDGET_S = 60.0
 MATMUL_POINT_S = 0.06               # time spent measuring one (size, dtype) point on the CPU
+# MFU of a training step: the one transformer (char-level on the shipped corpus), a few real steps.
+MFU_MAX_LAYERS = 12
+MFU_MAX_D_MODEL = 1024
+MFU_MAX_HEADS = 16
+MFU_MAX_SEQ_LEN = 512
+MFU_MAX_BATCH = 64
+MFU_MAX_STEPS = 50
+MFU_MAX_FLOPS = {"cpu": 1.5e11, "cuda": 2e14}   # FLOPs of all steps of one run (CPU: ~10-20 s in one thread)
+MFU_PROBE_S = 0.08                  # per matmul shape of the CPU's peak probe

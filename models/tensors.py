@@ -36,6 +36,7 @@ from typing import Any
 import torch
 
 from models.checks import InputError
+from models.tensor_presets import PRESETS  # noqa: F401 (part of this module's API)
 from models.limits import (TENSOR_MAX_ARG, TENSOR_MAX_DIMS, TENSOR_MAX_ELEMENTS, TENSOR_MAX_OPS,
                            TENSOR_MAX_OPS_CHARS)
 
@@ -375,25 +376,3 @@ def _index_dims(items: tuple, n: int) -> list[int]:
         elif x is not None:
             d += 1
     return dims
-
-
-# ----------------------------------------------------------------------------------------------- presets
-
-# The seeds' multi-head split, its inverse, a sliced column, an expanded bias: (shape, operations).
-PRESETS = {
-    "heads_split": ("2, 3, 8", "# x: [B, T, C], C = H·d = 2·4\n"
-                               "view(2, 3, 2, 4)  # [B, T, H, d]\n"
-                               "transpose(1, 2)   # [B, H, T, d]"),
-    "heads_merge": ("2, 2, 3, 4", "# y: [B, H, T, d] → [B, T, C]\n"
-                                  "transpose(1, 2)   # [B, T, H, d]\n"
-                                  "view(2, 3, 8)     # refused\n"
-                                  "contiguous()      # a copy\n"
-                                  "view(2, 3, 8)     # now it works"),
-    "column": ("4, 6", "[:, 2]          # column 2\n"
-                       "unsqueeze(1)    # [4, 1]\n"
-                       "[::2]           # every other row"),
-    "bias": ("4", "# a bias b: [C], added to x: [T, C]\n"
-                  "unsqueeze(0)    # [1, C]\n"
-                  "expand(3, 4)    # [T, C], stride 0\n"
-                  "contiguous()    # materialised"),
-}

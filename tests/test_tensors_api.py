@@ -5,7 +5,7 @@ from gradio_client.exceptions import AppError
 
 from tests.conftest import plot_json
 
-ENDPOINTS = ("/tensor_layout", "/number_formats", "/compute_matmul", "/compute_estimate")
+ENDPOINTS = ("/tensor_layout", "/number_formats", "/compute_matmul", "/compute_mfu", "/compute_estimate")
 
 
 @pytest.fixture(scope="module")
@@ -112,3 +112,21 @@ def test_estimate_by_keyword(client):
     assert f"**{days:,.1f} days**" in text and "4.2e+22 FLOP" in text
     with pytest.raises(AppError, match="GPU = 'H900'"):
         client.predict(gpu="H900", api_name="/compute_estimate")
+
+
+def test_mfu_by_keyword(client):
+    plot, summary, device = client.predict(n_layers=1, d_model=32, n_heads=2, seq_len=16, batch=2, steps=3,
+                                           api_name="/compute_mfu")
+    assert "✓ equal" in summary and "misses" in summary and "MFU" in summary
+    assert device.endswith(" s") and "3/3 steps" in device
+    fig = plot_json(plot)
+    assert [len(t["x"]) for t in fig["data"]] == [3, 3]                  # FLOP/s and loss per timed step
+
+
+def test_mfu_bad_sizes_in_the_pages_language(client, zh):
+    with pytest.raises(AppError, match="n_heads = 3 must divide d_model = 32"):
+        client.predict(n_layers=1, d_model=32, n_heads=3, api_name="/compute_mfu")
+    with pytest.raises(AppError, match="最多"):
+        zh.predict(n_layers=12, d_model=1024, n_heads=16, seq_len=512, batch=64, steps=50, api_name="/compute_mfu")
+    with pytest.raises(AppError, match="d_model = 4"):
+        client.predict(d_model=4, api_name="/compute_mfu")

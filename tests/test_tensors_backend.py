@@ -284,3 +284,58 @@ def test_training_time_and_mfu_by_hand():
     assert mfu(2e14, peak_by_name("H100 SXM").tflops["bf16"] * 1e12) == pytest.approx(2e14 / 989.5e12)
     with pytest.raises(ValueError):
         training_seconds(7e9, 1e12, 1024, 989.5e12, 1.5)
+
+
+# ------------------------------------------------------------------- MFU of a training step
+def test_mfu_run_counts_the_step_three_ways_and_they_agree():
+    from models.compute import MfuSetup, MfuStep, mfu_config, mfu_run
+    L, d, H, T, B = 2, 32, 2, 16, 2
+    items = list(mfu_run(L, d, H, T, B, steps=3, device="cpu"))
+    setup, timed = items[0], items[1:]
+    assert isinstance(setup, MfuSetup) and [s.step for s in timed] == [1, 2, 3]
+    assert all(isinstance(s, MfuStep) and s.seconds > 0 and math.isfinite(s.loss) for s in timed)
+    cfg = mfu_config(L, d, H, T)
+    V, f = cfg.vocab_size, cfg.d_ff                                       # SwiGLU: w_in is d × 2f
+    n_matmul = L * (d * 3 * d + d * d + d * 2 * f + f * d) + d * V     # by hand: qkv, out, FFN, LM head
+    assert setup.n_matmul == n_matmul and setup.tokens == B * T
+    assert setup.rule_flops == 6 * n_matmul * B * T
+    attention = L * (2 * B * H * T * T * (2 * (d // H)) + 2 * B * H * T * T * (5 * (d // H)))   # fused: fwd + bwd
+    assert setup.formula_flops == setup.rule_flops + attention
+    assert setup.counted_flops == setup.formula_flops                    # FlopCounterMode, the optimizer included
+    assert setup.missed_flops == attention                               # the CPU kernel torch 2.13 does not count
+    assert setup.dtype == "fp32" and setup.peak > 0 and setup.peak_source is None
+
+
+def test_plain_flop_counter_misses_cpu_attention():
+    """Why the run passes custom_mapping: torch's own counter sees no FLOPs in the CPU's fused attention."""
+    q = torch.randn(1, 2, 8, 4)
+    with FlopCounterMode(display=False) as plain:
+        torch.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+    assert plain.get_total_flops() == 0
+
+
+def test_mfu_at_the_defaults_is_achieved_over_peak_within_one():
+    from models.compute import MfuSetup, mfu_run
+    items = list(mfu_run(device="cpu"))
+    setup = next(i for i in items if isinstance(i, MfuSetup))
+    seconds = sorted(i.seconds for i in items if not isinstance(i, MfuSetup))[5]
+    achieved = setup.formula_flops / seconds
+    ratio = mfu(achieved, setup.peak)
+    assert ratio == achieved / setup.peak and 0 < ratio <= 1
+
+
+def test_a_run_over_the_budget_is_refused_before_building(monkeypatch):
+    from models import compute
+    monkeypatch.setattr(compute.Transformer, "seeded", lambda *a, **k: pytest.fail("built before the check"))
+    with pytest.raises(InputError) as error:
+        next(compute.mfu_run(12, 1024, 16, 512, 64, 50, device="cpu"))
+    assert error.value.key == "compute_err_mfu_budget" and "FLOPs" in str(error.value)
+
+
+def test_mfu_summary_without_a_peak_says_so():
+    from models.compute import MfuSetup
+    from viz.compute import mfu_markdown
+    setup = MfuSetup("cuda (NVIDIA GeForce RTX 4090)", 1, "bf16", 10, 8, 4, 192, 200, 200, 0, None, None)
+    text = mfu_markdown(setup, 0.01, 2e4, None, 1, 4)
+    assert "no peak" in text and "MFU —" in text and "✓ equal" in text
+    assert "没有峰值" in mfu_markdown(setup, 0.01, 2e4, None, 1, 4, "zh-CN")

@@ -72,11 +72,31 @@ def test_matmul_sweep_in_chinese(browser, server_url, shot):
     for dtype in ("bf16", "fp16"):                                  # fp32 only: a quick sweep
         page.locator("#compute_dtypes label").filter(has_text=dtype).click()
     page.locator("#compute_run").click()
-    summary = page.locator("#compute_matmul_summary")
+    summary = page.locator("#matmul_summary")
     expect(summary).to_contain_text("实测值，不是规格表数据", timeout=60_000)
     expect(page.locator("#compute_device input")).to_have_value(re.compile(r"\d matmul sizes in [\d.]+ s$"),
                                                                       timeout=60_000)
-    plot = page.locator("#compute_matmul_plot .js-plotly-plot")
+    plot = page.locator("#matmul_plot .js-plotly-plot")
     assert plot.evaluate("g => g._fullData.filter(t => t.name === 'fp32')[0].x.length") >= 5
     shot(page, "matmul-zh")
     context.close()
+
+
+def test_mfu_of_a_training_step(page, server_url, shot):
+    open_tensors(page, server_url)
+    page.get_by_role("tab", name="Matmul speed and MFU").click()
+    expect(page.locator("#mfu_plot .js-plotly-plot")).to_be_visible(timeout=15_000)     # says what fills it
+    for elem_id, value in (("mfu_layers", "2"), ("mfu_d_model", "64"), ("mfu_seq_len", "32"), ("mfu_steps", "5")):
+        box = page.locator(f"#{elem_id} input[type=number]")
+        box.fill(value)
+        box.press("Enter")
+    page.locator("#mfu_run").click()
+    summary = page.locator("#mfu_summary")
+    expect(summary).to_contain_text("✓ equal", timeout=60_000)                          # formula = FlopCounterMode
+    expect(page.locator("#mfu_device input")).to_have_value(re.compile(r"5/5 steps in [\d.]+ s$"), timeout=60_000)
+    expect(summary).to_contain_text(re.compile(r"MFU \d+(\.\d)?%"))
+    expect(summary).to_contain_text("count_flops(config, 8, 32, backward=True)")
+    page.locator("#compute_mfu input[type=number]").fill("50")
+    page.locator("#compute_mfu input[type=number]").press("Enter")
+    expect(page.locator("#compute_estimate")).to_contain_text("at 50% MFU", timeout=15_000)
+    shot(page, "mfu-en")

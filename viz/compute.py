@@ -123,3 +123,66 @@ def matmul_markdown(points: list, skips: list, peaks: dict[str, float], header: 
                         share=share, small=human_rate(mine[0].flops_per_s)))
     lines += [f"- {tr(lang, s.why, **s.params)}" for s in skips]
     return "\n".join(lines)
+
+
+def mfu_figure(steps: list, flops_per_step: int, peak: float | None, lang: str = "en") -> dict:
+    """Two panels: achieved FLOP/s of each timed step (bars) under the peak, and the loss going down."""
+    rates = [flops_per_step / s.seconds for s in steps]
+    unit, scale = rate_unit(rates + ([peak] if peak else []))
+    layout = base_layout(height=360, title=tr(lang, "mfu_fig_title")) | subplot_row(
+        [tr(lang, "mfu_fig_rate"), tr(lang, "mfu_fig_loss")], spacing=0.1)
+    layout["xaxis"].update(title={"text": tr(lang, "mfu_fig_step")})
+    layout["xaxis2"].update(title={"text": tr(lang, "mfu_fig_step")})
+    layout["yaxis"].update(title={"text": unit}, rangemode="tozero")
+    layout["yaxis2"].update(title={"text": tr(lang, "mfu_fig_loss_axis")})
+    xs = [s.step for s in steps]
+    hover = [tr(lang, "mfu_fig_hover", step=s.step, ms=f"{s.seconds * 1e3:.1f}", rate=human_rate(r),
+                mfu=f"{r / peak:.1%}" if peak else "—") for s, r in zip(steps, rates)]
+    data = [{"type": "bar", "x": xs, "y": [r / scale for r in rates], "name": tr(lang, "mfu_fig_rate"),
+             "marker": {"color": DTYPE_COLORS["fp32"]}, "customdata": hover,
+             "hovertemplate": "%{customdata}<extra></extra>", "showlegend": False, **axis_ref(0)},
+            {"type": "scatter", "mode": "lines+markers", "x": xs, "y": [s.loss for s in steps],
+             "name": tr(lang, "mfu_fig_loss"), "line": {"color": DTYPE_COLORS["bf16"]}, "showlegend": False,
+             **axis_ref(1)}]
+    if peak:
+        layout["shapes"] = [{"type": "line", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": peak / scale,
+                             "y1": peak / scale, "line": {"color": ROOF_COLOR, "dash": "dash"}}]
+        layout["annotations"] = layout["annotations"] + [{
+            "xref": "x domain", "x": 0, "xanchor": "left", "yref": "y", "y": peak / scale, "yanchor": "bottom",
+            "text": tr(lang, "mfu_fig_peak", value=human_rate(peak)), "showarrow": False,
+            "font": {"size": 10, "color": ROOF_COLOR}}]
+    return plain_figure(data, layout)
+
+
+def mfu_markdown(setup, seconds: float | None, achieved: float | None, mfu: float | None, batch: int,
+                 seq_len: int, lang: str = "en") -> str:
+    """The FLOPs of one step three ways (rule, formula, PyTorch's counter), then time, FLOP/s and MFU."""
+    T = lambda key, **p: tr(lang, key, **p)                       # noqa: E731
+    attention = setup.formula_flops - setup.rule_flops
+    equal = T("mfu_equal") if setup.counted_flops == setup.formula_flops else T(
+        "mfu_differ", diff=f"{setup.counted_flops - setup.formula_flops:+,}")
+    rows = [f"**{T('mfu_h_flops', tokens=f'{setup.tokens:,}', batch=batch, seq=seq_len)}**", "",
+            f"| | FLOPs |\n|---|---:|",
+            f"| {T('mfu_rule', n=f'{setup.n_matmul:,}')} | {setup.rule_flops:,} |",
+            f"| {T('mfu_attention')} | {attention:,} |",
+            f"| {T('mfu_formula', batch=batch, seq=seq_len)} | **{setup.formula_flops:,}** |",
+            f"| {T('mfu_counted')} | {setup.counted_flops:,} {equal} |"]
+    if setup.missed_flops:
+        rows.append(f"| {T('mfu_plain')} | {setup.counted_flops - setup.missed_flops:,} "
+                    f"({T('mfu_missed', missed=f'{setup.missed_flops:,}')}) |")
+    rows.append("")
+    rows.append(T("mfu_params", total=f"{setup.n_params:,}", matmul=f"{setup.n_matmul:,}"))
+    if seconds is None:
+        return "\n".join(rows)
+    rows.append("")
+    if setup.peak is None:
+        peak_text = T("mfu_no_peak", device=setup.device)
+    elif setup.peak_source:
+        peak_text = T("mfu_peak_sheet", value=human_rate(setup.peak), dtype=setup.dtype, source=setup.peak_source)
+    else:
+        peak_text = T("mfu_peak_measured", value=human_rate(setup.peak), threads=setup.threads)
+    rows.append(T("mfu_result", ms=f"{seconds * 1e3:.1f}", dtype=setup.dtype, rate=human_rate(achieved),
+                  mfu=f"{mfu:.1%}" if mfu is not None else "—", peak=peak_text))
+    if mfu is not None and mfu > 1:
+        rows.append("\n" + T("mfu_above_peak"))
+    return "\n".join(rows)

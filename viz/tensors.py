@@ -67,7 +67,8 @@ def memory_figure(steps: list, lang: str = "en") -> dict:
             continue
         data.append({"type": "heatmap", "x": list(range(width)), "y": rows, "z": z[kind], "text": text,
                      "texttemplate": "%{text}", "textfont": {"size": 10 if width <= 32 else 8}, "customdata": hover,
-                     "hovertemplate": tr(lang, "tensors_fig_cell_hover") + "<extra></extra>", "colorscale": scale,
+                     "hovertemplate": tr(lang, "tensors_fig_cell_hover", position="%{x}", value="%{customdata[0]}",
+                                         reads="%{customdata[1]}") + "<extra></extra>", "colorscale": scale,
                      "zmin": 0,
                      "zmax": max(top, 1), "xgap": 1, "ygap": 3, "hoverongaps": False,
                      "colorbar": {"title": {"text": tr(lang, f"tensors_fig_bar_{kind}"), "side": "right"},
