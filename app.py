@@ -10,7 +10,7 @@ import time
 
 import gradio as gr
 
-from components import attention, bpe, calculator, common, kv, masks, moe, norms, positions, share
+from components import attention, bpe, calculator, common, kv, masks, moe, norms, positions, share, tensors
 from components.i18n import build_i18n, t
 
 # (tab id, label key, module) in the order a learner meets them, from text to tokens to a whole model.
@@ -24,6 +24,7 @@ TABS = [
     ("moe", "tab_moe", moe),
     ("kv", "tab_kv", kv),
     ("calculator", "tab_calculator", calculator),
+    ("tensors", "tab_tensors", tensors),
 ]
 
 i18n = build_i18n()
@@ -41,7 +42,8 @@ def build_demo() -> gr.Blocks:
                     tab_controls[tab_id] = share.controls_of(tab)
                     share.share_row(tab_id, tab_controls[tab_id])
                 tab_blocks[tab_id] = tab
-        share.wire(blocks, tabs, tab_blocks, tab_controls, draws)
+        moved = {old: where for _, _, module in TABS for old, where in getattr(module, "MOVED_LINKS", {}).items()}
+        share.wire(blocks, tabs, tab_blocks, tab_controls, draws, moved)
     return blocks
 
 
@@ -50,6 +52,7 @@ demo.queue(default_concurrency_limit=4, max_size=128)
 
 CSS = """
 .device-line textarea { font-family: ui-monospace, monospace; font-size: 0.85em; }
+.mono textarea { font-family: ui-monospace, monospace; }
 .bpe-table table { font-size: 0.9em; }
 .bpe-table td, .bpe-table th { padding: 2px 10px; }
 /* Phones: a multi-panel figure keeps a readable width and scrolls sideways inside its own box. */

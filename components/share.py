@@ -8,6 +8,11 @@ it as PNG.
 
 Shareable controls are found by walking the tab: every interactive Slider, Number, Checkbox, Radio,
 Dropdown, CheckboxGroup or Textbox with an ``elem_id``.
+
+A control that moved to another tab keeps its old links working: ``moved`` maps its old ``elem_id``
+to ``(old tab, new elem_id)``. A link to the old tab with only moved controls opens the new tab on the
+sub-tab that holds them; a link that also sets the old tab's own controls opens the old tab and sets
+the moved ones where they are now.
 """
 from __future__ import annotations
 
@@ -62,6 +67,18 @@ def controls_of(block: gr.blocks.BlockContext) -> dict[str, gr.components.Compon
         if isinstance(child, SHAREABLE) and child.elem_id and child.interactive is not False:
             found[child.elem_id] = child
         found.update(controls_of(child))
+    return found
+
+
+def subtab_of(block: gr.blocks.BlockContext, within: tuple | None = None) -> dict[str, tuple[gr.Tabs, str]]:
+    """For each shareable control inside a nested ``gr.Tabs`` of ``block``: that ``Tabs`` and the id of
+    the ``Tab`` holding it (to select it when a link points at the control)."""
+    found = {}
+    for child in getattr(block, "children", []):
+        here = (block, child.id) if isinstance(child, gr.Tab) and isinstance(block, gr.Tabs) else within
+        if isinstance(child, SHAREABLE) and child.elem_id and here is not None:
+            found[child.elem_id] = here
+        found.update(subtab_of(child, here))
     return found
 
 
@@ -121,26 +138,39 @@ def decode(comp, raw: str):
 
 
 def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_controls: dict[str, dict],
-         draws: dict[str, dict | None]) -> None:
+         draws: dict[str, dict | None], moved: dict[str, tuple[str, str]] | None = None) -> None:
     """On page load apply the URL's settings and draw the tab that opens; draw every other tab the
-    first time it is selected.
+    first time it is selected. ``moved``: old elem_id -> (old tab, new elem_id), see the module's docstring.
 
     A page load thus costs one tab's computation, not all of them: what lets a class open the Space
     at the same minute. Whether a tab has been drawn is per-visitor ``gr.State``.
     """
+    moved = moved or {}
     order = [(tab_id, elem_id, comp) for tab_id, controls in tab_controls.items()
              for elem_id, comp in controls.items()]
+    owner = {elem_id: tab_id for tab_id, elem_id, _ in order}
+    subtabs = {elem_id: where for tab_id in tab_controls for elem_id, where in subtab_of(tab_blocks[tab_id]).items()}
+    inner = list(dict.fromkeys(subtabs[new][0] for _, new in moved.values() if new in subtabs))   # their Tabs
     first_tab = next(iter(tab_blocks))
     opened = gr.State(first_tab)                                      # the tab the page opens on
 
     def apply(request: gr.Request):
         params = dict(getattr(request, "query_params", None) or {})
         tab = params.get("tab")
+        carried = {new for old, (old_tab, new) in moved.items() if old_tab == tab and old in params and new in owner}
+        for old, (old_tab, new) in moved.items():
+            if new in carried:
+                params[new] = params.pop(old)
+        select_inner = {}
+        if carried and not set(params) - {"tab"} - carried:           # only moved controls: open where they are now
+            tab = owner[next(iter(carried))]
+            select_inner = {subtabs[new][0]: subtabs[new][1] for new in carried if new in subtabs}
         updates = [gr.Tabs(selected=tab) if tab in tab_controls else gr.skip(),
                    tab if tab in tab_controls else first_tab]
+        updates += [gr.Tabs(selected=select_inner[t]) if t in select_inner else gr.skip() for t in inner]
         for tab_id, elem_id, comp in order:
             raw = params.get(elem_id)
-            if raw is None or tab_id != tab:
+            if raw is None or (tab_id != tab and elem_id not in carried):
                 updates.append(gr.skip())
                 continue
             try:
@@ -150,7 +180,7 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
                 updates.append(gr.skip())
         return updates
 
-    event = demo.load(apply, None, [tabs, opened, *(comp for _, _, comp in order)], show_progress="hidden",
+    event = demo.load(apply, None, [tabs, opened, *inner, *(comp for _, _, comp in order)], show_progress="hidden",
                       api_visibility="private")
     for tab_id, draw in draws.items():
         if not draw:

@@ -115,3 +115,26 @@ ATTN_COST_MAX_SECONDS = 150.0       # the whole sweep; past it the sweep ends wi
 ATTN_COST_TILED_BLOCK = 256         # block of our tiled Python loop in the sweep
 ATTN_SLIDING_WINDOW = 4_096         # Mistral-7B v0.1's window
 ATTN_DECODE_STEPS = 16              # cached decode steps timed at each context length of the tiny GPT
+# Tensors: the layout replay (one real tensor, every step checked on the meta device first), the
+# matmul sweep (sizes per device, fixed) and the MFU run (a small transformer, a few real steps).
+TENSOR_MAX_DIMS = 4                 # the shape typed, and every step of the chain
+TENSOR_MAX_ELEMENTS = 256           # elements of the tensor typed, and of every step's result
+TENSOR_MAX_OPS = 12                 # lines of the operation chain
+TENSOR_MAX_OPS_CHARS = 2_000
+TENSOR_MAX_ARG = 1_000_000          # |a whole number typed as an argument|
+MATMUL_DTYPES = ("fp32", "bf16", "fp16", "fp8")
+MATMUL_SWEEPS = ("square", "tokens")  # n×n by n×n | m tokens × a d×d weight, m varies
+MATMUL_CPU_SIZES = (16, 32, 64, 128, 256, 512, 1024)
+MATMUL_GPU_SIZES = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+MATMUL_CPU_BUDGET_S = 8.0           # the whole CPU sweep (the issue: within 10 s on a CPU Space)
+MATMUL_GPU_BUDGET_S = 60.0
+MATMUL_POINT_S = 0.06               # time spent measuring one (size, dtype) point on the CPU
+# MFU of a training step: the one transformer (char-level on the shipped corpus), a few real steps.
+MFU_MAX_LAYERS = 12
+MFU_MAX_D_MODEL = 1024
+MFU_MAX_HEADS = 16
+MFU_MAX_SEQ_LEN = 512
+MFU_MAX_BATCH = 64
+MFU_MAX_STEPS = 50
+MFU_MAX_FLOPS = {"cpu": 1.5e11, "cuda": 2e14}   # FLOPs of all steps of one run (CPU: ~10-20 s in one thread)
+MFU_PROBE_S = 0.08                  # per matmul shape of the CPU's peak probe
