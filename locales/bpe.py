@@ -6,7 +6,8 @@ STRINGS = {
         "tab_tokenizer": "Tokenizer (BPE)",
         "bpe_intro": "Watch byte-level BPE learn a vocabulary: every merge joins the most frequent pair of "
                      "adjacent tokens. Train on a corpus, then step through the merges, type your own text, "
-                     "and compare with GPT-4's real tokenizer (`cl100k_base`).",
+                     "compare with GPT-4's real tokenizer (`cl100k_base`), and see the same text cut by "
+                     "characters, words and bytes.",
         "bpe_corpus": "Corpus",
         "bpe_corpus_en": "English prose", "bpe_corpus_zh": "Chinese prose", "bpe_corpus_code": "Python code",
         "bpe_corpus_mixed": "Mixed, with emoji", "bpe_corpus_custom": "Your text",
@@ -162,7 +163,7 @@ STRINGS = {
     "zh-CN": {
         "tab_tokenizer": "分词器（BPE）",
         "bpe_intro": "观察字节级 BPE 如何学出词表：每次合并都把出现最多的相邻词元对合成一个新词元。"
-                     "在语料上训练，然后逐次查看合并，输入你自己的文本，并与 GPT-4 的真实分词器（`cl100k_base`）比较。",
+                     "在语料上训练，然后逐次查看合并，输入你自己的文本，与 GPT-4 的真实分词器（`cl100k_base`）比较，并看看同一段文本按字符、词和字节切分的结果。",
         "bpe_corpus": "语料",
         "bpe_corpus_en": "英文文本", "bpe_corpus_zh": "中文文本", "bpe_corpus_code": "Python 代码",
         "bpe_corpus_mixed": "混合文本（含表情符号）", "bpe_corpus_custom": "你的文本",
