@@ -23,23 +23,11 @@ from urllib.parse import urlencode
 
 import gradio as gr
 
-from components.i18n import t
+from components.i18n import lang_of, t
+from locales import tr
 
 SHAREABLE = (gr.Slider, gr.Number, gr.Checkbox, gr.Radio, gr.Dropdown, gr.CheckboxGroup, gr.Textbox)
 MAX_TEXT_IN_URL = 4000
-
-STRINGS = {
-    "en": {
-        "share_button": "Share link",
-        "share_url": "Link to this tab with these settings",
-        "share_download": "Download figure data (JSON)",
-    },
-    "zh-CN": {
-        "share_button": "分享链接",
-        "share_url": "带当前设置打开本页的链接",
-        "share_download": "下载图表数据（JSON）",
-    },
-}
 
 # Runs in the browser: collect the traces of every plot in the tab and save them as a JSON file.
 DOWNLOAD_JS = """
@@ -108,32 +96,33 @@ def _choice_values(comp) -> list:
 
 
 def decode(comp, raw: str):
-    """A URL value for ``comp``, checked like user input; ``ValueError`` when it is not allowed.
+    """A URL value for ``comp``, checked like user input; ``ValueError(raw)`` when it is not allowed
+    (the page says which setting was ignored, in its language).
 
     >>> decode(gr.Slider(1, 8, step=1), "3")
     3.0
     """
     if isinstance(comp, gr.Checkbox):
         if raw not in ("true", "false"):
-            raise ValueError("must be true or false")
+            raise ValueError(raw)
         return raw == "true"
     if isinstance(comp, (gr.Slider, gr.Number)):
         value = float(raw)
         low, high = getattr(comp, "minimum", None), getattr(comp, "maximum", None)
         if not math.isfinite(value) or (low is not None and value < low) or (high is not None and value > high):
-            raise ValueError(f"must be a number from {low} to {high}")
+            raise ValueError(raw)
         return value
     if isinstance(comp, gr.CheckboxGroup) or (isinstance(comp, gr.Dropdown) and comp.multiselect):
         values = json.loads(raw)
         if not isinstance(values, list) or not set(values) <= set(_choice_values(comp)):
-            raise ValueError(f"must be a list of {_choice_values(comp)}")
+            raise ValueError(raw)
         return values
     if isinstance(comp, (gr.Radio, gr.Dropdown)):
         if raw not in [str(v) for v in _choice_values(comp)]:
-            raise ValueError(f"must be one of {_choice_values(comp)}")
+            raise ValueError(raw)
         return next(v for v in _choice_values(comp) if str(v) == raw)
     if len(raw) > MAX_TEXT_IN_URL:
-        raise ValueError(f"is longer than {MAX_TEXT_IN_URL} characters")
+        raise ValueError(raw)
     return raw
 
 
@@ -144,6 +133,10 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
 
     A page load thus costs one tab's computation, not all of them: what lets a class open the Space
     at the same minute. Whether a tab has been drawn is per-visitor ``gr.State``.
+
+    ``draws[tab_id]`` is the event that draws a tab (``fn``, ``inputs``, ``outputs``), as its
+    ``build()`` returns it; its optional ``leave`` (``fn``, ``inputs``, ``outputs``) runs when the
+    learner selects another tab (the tabs with a Play button pause it there).
     """
     moved = moved or {}
     order = [(tab_id, elem_id, comp) for tab_id, controls in tab_controls.items()
@@ -154,7 +147,8 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
     first_tab = next(iter(tab_blocks))
     opened = gr.State(first_tab)                                      # the tab the page opens on
 
-    def apply(request: gr.Request):
+    def apply(request: gr.Request) -> dict:
+        """The link's tab and settings, by component; a control the link does not set keeps its value."""
         params = dict(getattr(request, "query_params", None) or {})
         tab = params.get("tab")
         carried = {new for old, (old_tab, new) in moved.items() if old_tab == tab and old in params and new in owner}
@@ -165,22 +159,22 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
         if carried and not set(params) - {"tab"} - carried:           # only moved controls: open where they are now
             tab = owner[next(iter(carried))]
             select_inner = {subtabs[new][0]: subtabs[new][1] for new in carried if new in subtabs}
-        updates = [gr.Tabs(selected=tab) if tab in tab_controls else gr.skip(),
-                   tab if tab in tab_controls else first_tab]
-        updates += [gr.Tabs(selected=select_inner[t]) if t in select_inner else gr.skip() for t in inner]
+        tab = tab if tab in tab_controls else None
+        updates = {tabs: gr.Tabs(selected=tab) if tab else gr.skip(), opened: tab or first_tab}
+        updates.update({inner_tabs: gr.Tabs(selected=select_inner[inner_tabs]) for inner_tabs in inner
+                        if inner_tabs in select_inner})
         for tab_id, elem_id, comp in order:
             raw = params.get(elem_id)
             if raw is None or (tab_id != tab and elem_id not in carried):
-                updates.append(gr.skip())
                 continue
             try:
-                updates.append(decode(comp, raw))
+                updates[comp] = decode(comp, raw)
             except (ValueError, TypeError):
-                gr.Warning(f"link setting {elem_id}={raw[:40]!r} ignored: not an allowed value")
-                updates.append(gr.skip())
+                gr.Warning(tr(lang_of(request), "share_bad_setting", setting=elem_id, value=repr(raw[:40])))
         return updates
 
-    event = demo.load(apply, None, [tabs, opened, *inner, *(comp for _, _, comp in order)], show_progress="hidden",
+    every_control = [comp for _, _, comp in order]
+    event = demo.load(apply, None, [tabs, opened, *inner, *every_control], show_progress="hidden",
                       api_visibility="private")
     for tab_id, draw in draws.items():
         if not draw:
@@ -192,6 +186,10 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
                    [drawn, *draw["outputs"]], **common)
         tab_blocks[tab_id].select(draw_once(None, draw["fn"], n, drawn), [opened, drawn, *draw["inputs"]],
                                   [drawn, *draw["outputs"]], **common)
+        leave = draw.get("leave")
+        for other_id, other in tab_blocks.items():
+            if leave and other_id != tab_id:
+                other.select(**leave, api_visibility="private", show_progress="hidden")
 
 
 def draw_once(tab_id: str | None, fn, n_outputs: int, drawn_state: gr.State):
