@@ -17,7 +17,7 @@ from components.wiring import event
 from models.checks import choice, whole
 from models.limits import ATTN_MAX_PROMPT, KV_N_HEADS, KV_N_LAYERS, KV_VARIANTS
 
-DEFAULT_PROMPT = "She opened the door and the kettle began to sing in the kitchen."     # 64 characters
+DEFAULT_PROMPT = "She opened the door, and the kettle began to sing. The rain was "     # 64 characters
 MODES = ("lines", "heatmap")
 
 

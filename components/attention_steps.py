@@ -20,11 +20,11 @@ def attention_steps(model: str = "mha", prompt: str = DEFAULT_PROMPT, layer: int
                     query: int = len(DEFAULT_PROMPT), request: gr.Request = None) -> dict:
     """The ``/attention_steps`` endpoint: the stages' table, the checks, the query token's numbers."""
     from models.attention import attention_steps as steps
-    from viz.attention import steps_check, steps_figure, steps_markdown
+    from viz.attention import steps_check, steps_figure, steps_table
 
     lang = lang_of(request)
     trace = steps(model, prompt, layer, head, query)
-    return {"table": steps_markdown(trace, lang), "check": steps_check(trace, lang),
+    return {"table": steps_table(trace, lang), "check": steps_check(trace, lang),
             "numbers": steps_figure(trace, lang), "device": str(trace.timing)}
 
 
@@ -37,10 +37,10 @@ def build() -> dict:
             shared_controls(ui, "attn_steps", layer=4, head=2, query=True)
         with gr.Column(scale=3):
             ui.check = gr.Markdown(elem_id="attn_steps_check")
-            ui.table = gr.Markdown(elem_id="attn_steps_table", elem_classes="attn-steps-table")
             ui.numbers = gr.Plot(label=t("attn_steps_numbers"), elem_id="attn_steps_numbers")
-            ui.device = device_line()
-            explain("attn_steps_explain")
+    ui.table = gr.HTML(elem_id="attn_steps_table")                    # full width: nine columns
+    ui.device = device_line()
+    explain("attn_steps_explain")
     main = event(attention_steps, ui, ("table", "check", "numbers", "device"), show_progress="hidden")
     gr.on([ui.model.input, ui.prompt.submit, ui.prompt.blur, ui.layer.input, ui.head.input, ui.query.input],
           api_name="attention_steps", trigger_mode="always_last", **main)

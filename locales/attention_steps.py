@@ -16,9 +16,8 @@ STRINGS = {
         "attn_steps_col_shape": ".shape",
         "attn_steps_col_stride": ".stride()",
         "attn_steps_col_contiguous": ".is_contiguous()",
-        "attn_steps_col_offset": ".storage_offset()",
-        "attn_steps_col_storage": "untyped_storage().data_ptr()",
-        "attn_steps_col_shares": "same storage as its input?",
+        "attn_steps_col_storage": "storage (…data_ptr +offset)",
+        "attn_steps_col_shares": "input's storage?",
         "attn_steps_stage_x": "input x",
         "attn_steps_stage_norm": "norm",
         "attn_steps_stage_qkv": "W_qkv",
@@ -70,11 +69,11 @@ out = W_o(y)
 
 **Stride.** `stride()[k]` is how many elements to step in memory to move one index along dimension $k$. A freshly allocated tensor is *row-major*: the last dimension has stride 1, and each earlier one the product of the sizes after it. That is what `is_contiguous()` checks.
 
-**Views share storage.** `split`, `view` and `transpose` copy nothing: they return a new shape and strides over the *same* storage (same `data_ptr()`; `k` and `v` start at a different `storage_offset`). So `q` after the split still has the stride of the whole `qkv` row ($3C$ for MHA), and `transpose(1, 2)` simply swaps two strides.
+**Views share storage.** `split`, `view` and `transpose` copy nothing: they return a new shape and strides over the *same* storage (same `data_ptr()`; `k` and `v` start at a different `storage_offset`). So `q` after the split still has the stride of the whole `qkv` row ($3C$ for MHA), and `transpose(1, 2)` simply swaps two strides. The table's storage column shows the last six hex digits of `untyped_storage().data_ptr()`, then `+storage_offset()` when that is not 0.
 
 **`view` after the transpose raises.** `view` may merge dimensions only where they are adjacent in memory; after the transpose, the heads of one token are $T \cdot d$ elements apart, so merging them into $C$ is impossible without a copy. torch refuses with the message shown. `reshape` would copy silently; the seeds' code calls `.contiguous()`, which copies into a fresh row-major buffer (new storage), after which `view` is free (same storage again). With a one-character prompt ($T = 1$) the transpose is already contiguous, and the same `view` succeeds.
 
-**New tensors.** RoPE, matmul, masked_fill, softmax and the linear layers allocate their results (the "same storage" column says no). `repeat_interleave` copies too: the keys of one KV head appear once per query head in its group, so the rows of a group are identical (GQA-2: H1 = H2, H3 = H4; MQA: all four).
+**New tensors.** RoPE, matmul, masked_fill, softmax and the linear layers allocate their results (the "input's storage?" column says no). `repeat_interleave` copies too: the keys of one KV head appear once per query head in its group, so the rows of a group are identical (GQA-2: H1 = H2, H3 = H4; MQA: all four).
 
 **MLA** (DeepSeek-V2 §2.1) caches one latent $c$ per token. Because $q^\top (W_{UK} c) = (W_{UK}^\top q)^\top c$, the model folds $W_{UK}$ into the query and attends directly over $c$, with the RoPE part on a separate shared key $k^R$. The score is $(q_{nope}W_{UK} \cdot c + q^R \cdot k^R) / \sqrt{d_h + d_R}$, and $W_{UV}$ comes after the weighted sum. The stages follow that absorbed form, and the check line compares it with the naive form.
 
@@ -95,9 +94,8 @@ out = W_o(y)
         "attn_steps_col_shape": ".shape",
         "attn_steps_col_stride": ".stride()",
         "attn_steps_col_contiguous": ".is_contiguous()",
-        "attn_steps_col_offset": ".storage_offset()",
-        "attn_steps_col_storage": "untyped_storage().data_ptr()",
-        "attn_steps_col_shares": "与输入共享存储？",
+        "attn_steps_col_storage": "存储（…data_ptr +偏移）",
+        "attn_steps_col_shares": "共享输入的存储？",
         "attn_steps_stage_x": "输入 x",
         "attn_steps_stage_norm": "归一化",
         "attn_steps_stage_qkv": "W_qkv",
@@ -147,11 +145,11 @@ out = W_o(y)
 
 **步幅（stride）。** `stride()[k]` 表示沿第 $k$ 维移动一个下标，在内存中要跨过多少个元素。新分配的张量是*行主序*的：最后一维步幅为 1，前面每一维的步幅是其后各维大小之积。`is_contiguous()` 检查的就是这一点。
 
-**视图共享存储。** `split`、`view`、`transpose` 都不复制数据：它们只是在*同一块*存储上给出新的形状和步幅（`data_ptr()` 相同；`k` 和 `v` 的 `storage_offset` 不同）。所以切分之后的 `q` 仍然带着整行 `qkv` 的步幅（MHA 为 $3C$），而 `transpose(1, 2)` 只是交换两个步幅。
+**视图共享存储。** `split`、`view`、`transpose` 都不复制数据：它们只是在*同一块*存储上给出新的形状和步幅（`data_ptr()` 相同；`k` 和 `v` 的 `storage_offset` 不同）。所以切分之后的 `q` 仍然带着整行 `qkv` 的步幅（MHA 为 $3C$），而 `transpose(1, 2)` 只是交换两个步幅。表格的存储一列给出 `untyped_storage().data_ptr()` 的最后六位十六进制数字，偏移 `storage_offset()` 不为 0 时再加上 `+偏移`。
 
 **transpose 之后直接 view 会报错。** `view` 只能合并在内存中相邻的维度；transpose 之后，同一个词元的各个头相隔 $T \cdot d$ 个元素，不复制就无法把它们合并成 $C$。torch 拒绝并给出上面的报错信息。`reshape` 会悄悄复制；种子代码调用 `.contiguous()`，把数据复制到一块新的行主序缓冲区（新的存储），之后 `view` 就不需要复制（又是同一块存储）。如果提示词只有一个字符（$T = 1$），transpose 之后本来就是连续的，同样的 `view` 就能成功。
 
-**新张量。** RoPE、矩阵乘法、masked_fill、softmax 和线性层都会为结果分配新内存（“共享存储”一列为否）。`repeat_interleave` 也会复制：一个 KV 头的键会为组内每个查询头各出现一次，所以同一组的行完全相同（GQA-2：H1 = H2，H3 = H4；MQA：四行全部相同）。
+**新张量。** RoPE、矩阵乘法、masked_fill、softmax 和线性层都会为结果分配新内存（“共享输入的存储？”一列为否）。`repeat_interleave` 也会复制：一个 KV 头的键会为组内每个查询头各出现一次，所以同一组的行完全相同（GQA-2：H1 = H2，H3 = H4；MQA：四行全部相同）。
 
 **MLA**（DeepSeek-V2 §2.1）每个词元只缓存一个潜在向量 $c$。由于 $q^\top (W_{UK} c) = (W_{UK}^\top q)^\top c$，模型把 $W_{UK}$ 并入查询，直接在 $c$ 上做注意力，RoPE 部分放在单独的共享键 $k^R$ 上。分数为 $(q_{nope}W_{UK} \cdot c + q^R \cdot k^R) / \sqrt{d_h + d_R}$，$W_{UV}$ 在加权求和之后才乘上。各步骤按这种吸收形式排列，核对行把它与朴素形式相比较。
 

@@ -289,7 +289,7 @@ class Stage:
     """
 
     key: str
-    code: str
+    code: str                           # the line(s) of code; one line per tensor where each has its own
     tensors: tuple[TensorInfo, ...]
     values: torch.Tensor | None = None
     rows: str = "one"
@@ -420,7 +420,7 @@ def _mha_steps(block, rope, x: torch.Tensor, steps: _Stages):
     B, T, C = x.shape
     H, n_kv, d = cfg.n_heads, cfg.n_kv_heads, cfg.head_dim
     i = steps.i
-    steps.add("x", "x  # the block's input: the residual stream", {"x": (x, None)}, x[0, i])
+    steps.add("x", "x  # the residual stream into the block", {"x": (x, None)}, x[0, i])
     hx = block.attn_norm(x)                                                          # (B, T, C)
     steps.add("norm", "h = norm(x)", {"h": (hx, ("x", x))}, hx[0, i])
     qkv = attn.qkv(hx)                                                               # (B, T, (H + 2·n_kv)·d)
@@ -429,14 +429,15 @@ def _mha_steps(block, rope, x: torch.Tensor, steps: _Stages):
     steps.add("split", f"q, k, v = qkv.split({attn.split}, -1)",
               {"q": (q, ("qkv", qkv)), "k": (k, ("qkv", qkv)), "v": (v, ("qkv", qkv))}, q[0, i])
     qv, kv, vv = q.view(B, T, H, d), k.view(B, T, n_kv, d), v.view(B, T, n_kv, d)    # (B, T, heads, d)
-    steps.add("view", f"q = q.view({B}, {T}, {H}, {d}); k, v = ….view({B}, {T}, {n_kv}, {d})",
+    steps.add("view", f"q = q.view({B}, {T}, {H}, {d})\nk = k.view({B}, {T}, {n_kv}, {d})\n"
+                      f"v = v.view({B}, {T}, {n_kv}, {d})",
               {"q": (qv, ("q", q)), "k": (kv, ("k", k)), "v": (vv, ("v", v))}, qv[0, i], rows="heads")
     qt, kt, vt = qv.transpose(1, 2), kv.transpose(1, 2), vv.transpose(1, 2)          # (B, heads, T, d)
-    steps.add("transpose", "q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)",
+    steps.add("transpose", "q = q.transpose(1, 2)\nk = k.transpose(1, 2)\nv = v.transpose(1, 2)",
               {"q": (qt, ("q", qv)), "k": (kt, ("k", kv)), "v": (vt, ("v", vv))}, qt[0, :, i], rows="heads")
     if rope is not None:
         qr, kr = rope_rotate(qt, *rope), rope_rotate(kt, *rope)                      # (B, heads, T, d): new tensors
-        steps.add("rope", "q, k = rope(q), rope(k)", {"q": (qr, ("q", qt)), "k": (kr, ("k", kt))},
+        steps.add("rope", "q = rope(q)\nk = rope(k)", {"q": (qr, ("q", qt)), "k": (kr, ("k", kt))},
                   qr[0, :, i], rows="heads")
     else:
         qr, kr = qt, kt
@@ -444,7 +445,7 @@ def _mha_steps(block, rope, x: torch.Tensor, steps: _Stages):
     ka, va = kr, vt
     if group > 1:
         ka, va = kr.repeat_interleave(group, 1), vt.repeat_interleave(group, 1)     # (B, H, T, d): copies
-        steps.add("repeat_kv", f"k, v = k.repeat_interleave({group}, 1), v.repeat_interleave({group}, 1)",
+        steps.add("repeat_kv", f"k = k.repeat_interleave({group}, 1)\nv = v.repeat_interleave({group}, 1)",
                   {"k": (ka, ("k", kr)), "v": (va, ("v", vt))}, ka[0, :, i], rows="heads")
     probs, y = _attend_steps(steps, qr, ka, va, d, ("q", "k", "v"))
     reference = F.scaled_dot_product_attention(qr, kr, vt, is_causal=True, enable_gqa=group > 1)
@@ -460,7 +461,7 @@ def _mla_steps(block, rope, x: torch.Tensor, steps: _Stages):
     B, T, C = x.shape
     H, hd, dr, r, vd = cfg.n_heads, cfg.head_dim, cfg.rope_dim, cfg.kv_latent_dim, cfg.v_head_dim
     i = steps.i
-    steps.add("x", "x  # the block's input: the residual stream", {"x": (x, None)}, x[0, i])
+    steps.add("x", "x  # the residual stream into the block", {"x": (x, None)}, x[0, i])
     hx = block.attn_norm(x)                                                          # (B, T, C)
     steps.add("norm", "h = norm(x)", {"h": (hx, ("x", x))}, hx[0, i])
     qkv = attn.qkv(hx)                                                               # (B, T, H·(hd+dr) + r + dr)
@@ -478,13 +479,13 @@ def _mla_steps(block, rope, x: torch.Tensor, steps: _Stages):
     cn = attn.kv_norm(c)                                                             # (B, T, r)
     steps.add("kv_norm", "c = kv_norm(c)  # the cached latent", {"c": (cn, ("c", c))}, cn[0, i])
     q_rot, k_rot = rope_rotate(q_rope, *rope), rope_rotate(k_rope[:, None], *rope)  # (B, H, T, dr), (B, 1, T, dr)
-    steps.add("rope", "q_rope, k_rope = rope(q_rope), rope(k_rope[:, None])",
+    steps.add("rope", "q_rope = rope(q_rope)\nk_rope = rope(k_rope[:, None])",
               {"q_rope": (q_rot, ("q_rope", q_rope)), "k_rope": (k_rot, ("k_rope", k_rope))}, q_rot[0, :, i],
               rows="heads")
     w_uk, w_uv = attn.kv_up.weight.view(H, hd + vd, r).split([hd, vd], 1)          # (H, hd, r), (H, vd, r)
     q_lat = torch.cat([q_nope @ w_uk, q_rot], -1)                                    # (B, H, T, r + dr)
     keys = torch.cat([cn[:, None], k_rot], -1)                                       # (B, 1, T, r + dr)
-    steps.add("absorb", "q = cat([q_nope @ W_UK, q_rope], -1); k = cat([c, k_rope], -1)",
+    steps.add("absorb", "q = cat([q_nope @ W_UK, q_rope], -1)\nk = cat([c, k_rope], -1)",
               {"q": (q_lat, None), "k": (keys, None)}, q_lat[0, :, i], rows="heads")
     ka, va = keys.repeat_interleave(H, 1), cn[:, None].repeat_interleave(H, 1)       # (B, H, T, ·): one latent, all heads
     probs, y_lat = _attend_steps(steps, q_lat, ka, va, hd + dr, ("q", "k", "c"))

@@ -7,6 +7,7 @@ comes from ``locales/attention_*.py``.
 """
 from __future__ import annotations
 
+import html
 import math
 
 from locales import tr
@@ -93,7 +94,7 @@ def heads_grid(view, layer: int, head: int, lang: str = "en") -> PlainFigure:
 def _reads(labels: list[str], row: list[float], top: int = 4) -> str:
     """"'a' 0.52 · '␣' 0.21 …": the keys a query reads most."""
     order = sorted(range(len(row)), key=lambda j: -row[j])[:top]
-    return " · ".join(f"{show_char(labels[j])} ({j + 1}) {row[j]:.2f}" for j in order if row[j] > 0)
+    return " · ".join(f"{show_char(labels[j])} ({j + 1}) {row[j]:.2f}" for j in order if row[j] >= 0.005)
 
 
 def head_detail(view, layer: int, head: int, query: int, mode: str = "lines", lang: str = "en") -> PlainFigure:
@@ -213,27 +214,40 @@ def patterns_summary(patterns, lang: str = "en", threshold: float = PATTERN_THRE
 
 
 # --------------------------------------------------------------------------- step by step
-def steps_markdown(trace, lang: str = "en") -> str:
-    """Every stage as a table row per tensor: code, shape, stride, contiguity, storage and whether it is
-    the storage of the tensor it came from; torch's message where the line raises."""
+def steps_table(trace, lang: str = "en") -> str:
+    """Every stage as an HTML table, a row per tensor: its line of code, shape, stride, contiguity, storage
+    and whether that storage is its input's; torch's message where the line raises. (HTML, not Markdown:
+    shapes and code must not wrap.)"""
     yes, no = tr(lang, "attn_steps_yes"), tr(lang, "attn_steps_no")
-    head = [tr(lang, f"attn_steps_col_{c}") for c in ("n", "stage", "code", "tensor", "shape", "stride",
-                                                        "contiguous", "offset", "storage", "shares")]
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    cell = 'style="padding:3px 8px;border-bottom:1px solid #e5e7eb;white-space:nowrap;vertical-align:top"'
+    mono = 'style="padding:3px 8px;border-bottom:1px solid #e5e7eb;white-space:nowrap;vertical-align:top;' \
+           'font-family:ui-monospace,monospace;font-size:0.95em"'
+    code_cell = mono.replace("white-space:nowrap", "white-space:normal;min-width:14em")
+    heads = [tr(lang, f"attn_steps_col_{c}") for c in ("n", "stage", "code", "tensor", "shape", "stride",
+                                                         "contiguous", "storage", "shares")]
+    rows = ["<tr>" + "".join(f'<th {cell} align="left">{html.escape(h)}</th>' for h in heads) + "</tr>"]
     for n, stage in enumerate(trace.stages, 1):
-        name = tr(lang, f"attn_steps_stage_{stage.key}")
-        code = f"`{stage.code}`"
+        name = html.escape(tr(lang, f"attn_steps_stage_{stage.key}"))
+        codes = stage.code.split("\n")
         if stage.error:
-            lines.append(f"| {n} | {name} | {code} | | ❌ `RuntimeError` | {stage.error} | | | | |")
+            rows.append(f'<tr style="background:#fef2f2"><td {cell}>{n}</td><td {cell}>{name}</td>'
+                        f'<td {code_cell}>{html.escape(stage.code)}</td><td colspan="6" style="padding:3px 8px;'
+                        f'border-bottom:1px solid #e5e7eb;color:#b91c1c">RuntimeError: {html.escape(stage.error)}'
+                        "</td></tr>")
             continue
         for k, info in enumerate(stage.tensors):
-            first = k == 0
+            code = codes[k] if len(codes) == len(stage.tensors) else (stage.code if k == 0 else "")
             shares = "" if info.shares_storage is None else (
-                f"{yes} ({info.source})" if info.shares_storage else f"{no} ({info.source})")
-            lines.append(f"| {n if first else ''} | {name if first else ''} | {code if first else ''} | `{info.name}` | "
-                         f"{tuple(info.shape)} | {tuple(info.stride)} | {yes if info.contiguous else no} | "
-                         f"{info.storage_offset} | `0x{info.storage:x}` | {shares} |")
-    return "\n".join(lines)
+                f"{yes} ({info.source})" if info.shares_storage else f"<b>{no}</b> ({info.source})")
+            offset = f" +{info.storage_offset}" if info.storage_offset else ""
+            values = [str(n) if k == 0 else "", name if k == 0 else ""]
+            rows.append("<tr>" + "".join(f"<td {cell}>{v}</td>" for v in values)
+                        + f"<td {code_cell}>{html.escape(code)}</td><td {mono}>{info.name}</td>"
+                        + f"<td {mono}>{tuple(info.shape)}</td><td {mono}>{tuple(info.stride)}</td>"
+                        + f"<td {cell}>{yes if info.contiguous else no}</td>"
+                        + f"<td {mono}>…{info.storage % 16 ** 6:06x}{offset}</td><td {cell}>{shares}</td></tr>")
+    return ('<div style="overflow-x:auto"><table style="border-collapse:collapse;font-size:0.85em">'
+            + "".join(rows) + "</table></div>")
 
 
 def steps_check(trace, lang: str = "en") -> str:
@@ -253,13 +267,15 @@ def steps_figure(trace, lang: str = "en") -> PlainFigure:
     """The chosen query token's numbers at every stage, top to bottom: a row (one vector) or a small
     heatmap (a row per head); the stages over keys have a column per key position."""
     stages = [(n, s) for n, s in enumerate(trace.stages, 1) if s.values is not None]
-    units = [s.values.shape[0] + 1.6 for _, s in stages]
+    below = {"keys": 1.6, "dims": 0.3}                                                # tick labels under a strip
+    units = [s.values.shape[0] + 1.3 + below[s.columns] for _, s in stages]
     total = sum(units)
     data, layout, top = [], {"annotations": []}, 1.0
     H = max(s.values.shape[0] for _, s in stages)
     for k, ((n, stage), unit) in enumerate(zip(stages, units)):
         bottom = top - unit / total * 0.98
-        strip_top = bottom + (unit - 1.6 + 0.3) / total * 0.98
+        strip_bottom = bottom + below[stage.columns] / total * 0.98
+        strip_top = top - 1.3 / total * 0.98
         ref = axis_ref(k)
         suffix = ref["xaxis"][1:]
         values = stage.values.tolist()
@@ -282,7 +298,7 @@ def steps_figure(trace, lang: str = "en") -> PlainFigure:
         layout[f"xaxis{suffix}"] = ({"anchor": f"y{suffix}", "domain": [0, 1]}
                                     | (_ticks(trace.labels, size=9) if keys else {"showticklabels": False})
                                     | {"showgrid": False, "zeroline": False})
-        layout[f"yaxis{suffix}"] = {"anchor": f"x{suffix}", "domain": [bottom, strip_top], "autorange": "reversed",
+        layout[f"yaxis{suffix}"] = {"anchor": f"x{suffix}", "domain": [strip_bottom, strip_top], "autorange": "reversed",
                                     "tickmode": "array", "tickvals": list(range(rows)), "ticktext": names,
                                     "tickfont": {"size": 9}, "showgrid": False, "zeroline": False}
         shape = "×".join(str(s) for s in stage.values.shape) if rows > 1 else str(cols)
@@ -293,7 +309,7 @@ def steps_figure(trace, lang: str = "en") -> PlainFigure:
         top = bottom
     title = tr(lang, "attn_steps_fig_title", layer=trace.layer, head=trace.head, query=trace.query,
                char=show_char(trace.labels[trace.query - 1]))
-    height = int(110 + 17 * total + 6 * H)
+    height = int(110 + 18 * total + 6 * H)
     return plain_figure(data, layout | base_layout(height=max(700, height), title=title)
                         | {"margin": {"l": 60, "r": 20, "t": 70, "b": 30}})
 
@@ -324,7 +340,8 @@ def entropy_figure(curve, lang: str = "en") -> PlainFigure:
                          spacing=0.1)
     for suffix in ("", "2"):
         layout[f"xaxis{suffix}"].update({"type": "log", "tickvals": d, "title": {"text": "d"}})
-    layout["yaxis"].update({"type": "log", "title": {"text": tr(lang, "attn_scale_fig_std_axis")}})
+    layout["yaxis"].update({"type": "log", "tickvals": [0.5, 1, 2, 4, 8, 16, 32], "range": [math.log10(0.5), 1.6],
+                            "title": {"text": tr(lang, "attn_scale_fig_std_axis")}})
     layout["yaxis2"].update({"title": {"text": tr(lang, "attn_scale_fig_entropy_axis")}, "rangemode": "tozero"})
     title = tr(lang, "attn_scale_fig_curve_title", rows=curve.rows, n=curve.n_keys)
     return plain_figure(data, layout | base_layout(height=420, title=title)
@@ -335,16 +352,18 @@ def scale_figure(effect, lang: str = "en") -> PlainFigure:
     """The chosen head with the trained scale and with the logits multiplied; each layer's mean row
     entropy both ways; the held-out loss in the title."""
     T = len(effect.labels)
-    mult = tr(lang, "attn_scale_fig_times", m=f"{effect.multiplier:g}")
+    removed = math.isclose(effect.multiplier, math.sqrt(effect.head_dim), rel_tol=1e-9)
+    m = f"√{effect.head_dim} ≈ {effect.multiplier:.3g}" if removed else f"{effect.multiplier:g}"
+    mult = tr(lang, "attn_scale_fig_times", m=m)
     titles = [tr(lang, "attn_scale_fig_trained_map", layer=effect.layer, head=effect.head),
               tr(lang, "attn_scale_fig_changed_map", times=mult), tr(lang, "attn_scale_fig_entropy_layers")]
     data = []
-    hover = [[f"{show_char(effect.labels[q])} ({q + 1}) → {show_char(effect.labels[k])} ({k + 1})" for k in range(T)]
-             for q in range(T)]
+    positions = list(range(1, T + 1))                                                # 1-based, as the sliders
     for n, probs in enumerate((effect.probs_trained, effect.probs_changed)):
-        data.append({"type": "heatmap", "z": _grid(probs), "zmin": 0, "zmax": 1, "colorscale": WEIGHT_SCALE,
-                     "showscale": n == 1, "colorbar": {"x": 0.62, "thickness": 10, "len": 0.8},
-                     "customdata": hover, "hovertemplate": "%{customdata}: %{z:.3f}<extra></extra>", **axis_ref(n)})
+        data.append({"type": "heatmap", "z": _grid(probs), "x": positions, "y": positions, "zmin": 0, "zmax": 1,
+                     "colorscale": WEIGHT_SCALE, "showscale": n == 1,
+                     "colorbar": {"x": 0.625, "thickness": 10, "len": 0.8},
+                     "hovertemplate": "%{y} → %{x}: %{z:.3f}<extra></extra>", **axis_ref(n)})
     layers = [f"L{l + 1}" for l in range(effect.entropy_trained.shape[0])]
     for name, values, color in ((tr(lang, "attn_scale_fig_trained"), effect.entropy_trained, COLORS["trained"]),
                                 (mult, effect.entropy_changed, COLORS["changed"])):
@@ -354,11 +373,13 @@ def scale_figure(effect, lang: str = "en") -> PlainFigure:
                  "name": tr(lang, "attn_scale_fig_uniform_prompt"), "line": {"color": "#9ca3af", "dash": "dot"},
                  **axis_ref(2)})
     layout = subplot_row(titles, spacing=0.08)
-    layout["xaxis"]["domain"], layout["xaxis2"]["domain"], layout["xaxis3"]["domain"] = [0, 0.28], [0.33, 0.61], [0.7, 1]
-    for n, suffix in enumerate(("", "2")):
-        layout[f"xaxis{suffix}"].update(_ticks(effect.labels, size=8) | {"range": [-0.5, T - 0.5]})
-        layout[f"yaxis{suffix}"].update(_ticks(effect.labels, size=8) | {"autorange": "reversed"})
-    for n, x in enumerate((0.14, 0.47, 0.85)):
+    layout["xaxis"]["domain"], layout["xaxis2"]["domain"], layout["xaxis3"]["domain"] = [0, 0.28], [0.32, 0.60], [0.76, 1]
+    ticks = ({"tickmode": "array", "tickvals": positions, "ticktext": [show_char(c) for c in effect.labels],
+              "tickfont": {"size": 9}} if T <= 40 else {"showticklabels": False})
+    for suffix in ("", "2"):
+        layout[f"xaxis{suffix}"].update(ticks | {"range": [0.5, T + 0.5]})
+        layout[f"yaxis{suffix}"].update(ticks | {"autorange": "reversed"})
+    for n, x in enumerate((0.14, 0.46, 0.88)):
         layout["annotations"][n]["x"] = x
     layout["yaxis3"].update({"title": {"text": tr(lang, "attn_scale_fig_entropy_axis")}, "rangemode": "tozero"})
     rise = effect.loss_changed - effect.loss_trained
@@ -422,15 +443,16 @@ def lens_figure(nt, lang: str = "en") -> PlainFigure:
     data = [{"type": "heatmap", "z": _grid(top_p[..., 0]), "zmin": 0, "zmax": 1,
              "colorscale": WEIGHT_SCALE, "text": text, "texttemplate": "%{text}", "textfont": {"size": 10},
              "customdata": hover, "hovertemplate": "%{y} · %{x}: %{customdata}<extra></extra>",
-             "x": list(range(T)), "y": list(range(n_rows)), "colorbar": {"x": 0.66, "thickness": 10}, **axis_ref(0)}]
+             "x": list(range(T)), "y": list(range(n_rows)), "colorbar": {"x": 0.655, "thickness": 10,
+                                                                          "title": {"text": "p"}}, **axis_ref(0)}]
     final = lens[-1, -1]
     for j in final.topk(5).indices.tolist():
         data.append({"type": "scatter", "mode": "lines+markers", "x": rows, "y": _grid(lens[:, -1, j], 4),
                      "name": f"'{show_char(nt.vocab[j])}'", **axis_ref(1)})
     layout = subplot_row([tr(lang, "attn_next_fig_lens"), tr(lang, "attn_next_fig_lens_last")], spacing=0.12)
     title = tr(lang, "attn_next_fig_lens_check", diff=f"{nt.lens_diff:.1e}")
-    layout["xaxis"]["domain"], layout["xaxis2"]["domain"] = [0, 0.64], [0.76, 1]
-    layout["annotations"][0]["x"], layout["annotations"][1]["x"] = 0.32, 0.88
+    layout["xaxis"]["domain"], layout["xaxis2"]["domain"] = [0, 0.64], [0.78, 1]
+    layout["annotations"][0]["x"], layout["annotations"][1]["x"] = 0.32, 0.89
     layout["xaxis"].update(_ticks(nt.labels, size=9) | {"title": {"text": tr(lang, "attn_next_fig_position")}})
     layout["yaxis"].update({"tickmode": "array", "tickvals": list(range(n_rows)), "ticktext": rows,
                             "autorange": "reversed"})
