@@ -15,7 +15,8 @@ Two ways to compute the same ``softmax(q kᵀ / √d) v``, written to be read be
 The tiled loop is for teaching: a Python loop over tiles, each tile vectorised, that records what
 happened in every tile (:class:`Tile`) so a view can replay it. PyTorch's fused kernels
 (``F.scaled_dot_product_attention``) are what runs in practice; :mod:`models.attention_cost`
-measures them against the naive path.
+measures them against the naive path. Attention inside the trained models (the heads, the code
+step by step, √d, the next token) is :mod:`models.attention_explore`.
 
 Conventions: tensors are ``[..., T, d]`` with any leading dims (batch, heads); a boolean ``mask``
 is ``True`` where a query may attend (PyTorch's, :mod:`models.masks`); ``causal`` aligns the

@@ -9,7 +9,10 @@ unless given one). Attention variants and MLA's absorbed form: :mod:`models.tran
 
 Generation (:func:`generate_steps`): prefill runs the prompt once and fills the cache; each decode
 step feeds one token. ``use_cache=False`` recomputes the whole sequence every step, for
-comparison. Not handled: batched generation of unequal lengths, beam search, top-k/top-p.
+comparison. Each next token is drawn by :func:`sample_next` from the distribution that
+:func:`filter_logits` leaves after temperature, top-k and top-p (the Attention tab draws the same
+filters). Not handled: batched generation of unequal lengths, beam search, repetition penalties,
+min-p and typical sampling.
 """
 from __future__ import annotations
 
@@ -24,11 +27,13 @@ import torch
 from models.checks import InputError, number, whole
 from models.device import Timing, device_name, generator, timed
 from models.kv_cache import KVCache, kv_cache_bytes, mla_cache_bytes
+from models.limits import SAMPLING_MAX_TEMPERATURE as MAX_TEMPERATURE
 from models.transformer import Transformer, TransformerConfig
 from models.transformer.positions import rope_rotate, rope_tables
 
-__all__ = ["GPTConfig", "TinyGPT", "KVCache", "GenerationTrace", "Step", "Pair", "generate", "generate_steps",
-           "side_by_side", "kv_cache_bytes", "mla_cache_bytes", "rope_rotate", "rope_tables"]
+__all__ = ["GPTConfig", "TinyGPT", "KVCache", "GenerationTrace", "Step", "Pair", "Filtered", "filter_logits",
+           "sample_next", "generate", "generate_steps", "side_by_side", "kv_cache_bytes", "mla_cache_bytes",
+           "rope_rotate", "rope_tables"]
 
 
 @dataclass(frozen=True)
@@ -129,29 +134,118 @@ class GenerationTrace:
     timing: Timing | None = None
 
 
-def check_generation(config: TransformerConfig, prompt_len: int, max_new_tokens: int, temperature: float) -> None:
-    """``InputError`` unless a prompt of ``prompt_len`` and ``max_new_tokens`` fit the model."""
+def check_generation(config: TransformerConfig, prompt_len: int, max_new_tokens: int, temperature: float,
+                     top_k: int | None = None, top_p: float | None = None) -> None:
+    """``InputError`` unless a prompt of ``prompt_len`` and ``max_new_tokens`` fit the model and the
+    sampling settings are valid (:func:`check_sampling`)."""
     if prompt_len < 1:
         raise InputError("kv_err_empty_prompt")
     whole("max_new_tokens", max_new_tokens, 1)
     if prompt_len + max_new_tokens > config.max_seq_len:
         raise InputError("kv_err_too_long", prompt=prompt_len, new=max_new_tokens, total=prompt_len + max_new_tokens,
                          context=config.max_seq_len)
-    number("temperature", temperature, 0, 10)
+    check_sampling(temperature, top_k, top_p, config.vocab_size)
+
+
+def check_sampling(temperature: float, top_k: int | None, top_p: float | None,
+                   vocab_size: int) -> tuple[float, int | None, float | None]:
+    """The sampling settings in their types, or ``InputError``: temperature in [0, 10], top-k a whole
+    number from 1 to the vocabulary (``None``: off), top-p in (0, 1] (``None``: off).
+
+    >>> check_sampling(0.7, 5.0, 1, 61)
+    (0.7, 5, 1.0)
+    >>> check_sampling(1.0, None, 0.0, 61)
+    Traceback (most recent call last):
+    ...
+    models.checks.InputError: top-p = 0: must be a number above 0 and at most 1
+    """
+    return (number("temperature", temperature, 0, MAX_TEMPERATURE),
+            None if top_k is None else whole("top_k", top_k, 1, vocab_size),
+            None if top_p is None else number("top_p", top_p, 0, 1, above=True))
+
+
+@dataclass(frozen=True)
+class Filtered:
+    """The next-token distribution at each filter, on the last dimension (``…, vocab``).
+
+    ``probs``: ``softmax(logits / temperature)`` (one-hot on the argmax at temperature 0);
+    ``top_k`` / ``top_p``: True where a token survives that filter (top-p applied after top-k);
+    ``final``: ``probs`` restricted to the survivors and renormalised, what :func:`sample_next` draws from.
+    """
+
+    probs: torch.Tensor
+    top_k: torch.Tensor
+    top_p: torch.Tensor
+    final: torch.Tensor
+
+
+def filter_logits(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
+                  top_p: float | None = None) -> Filtered:
+    """Temperature, then top-k, then top-p, in the order of Hugging Face's ``generate`` warpers.
+
+    - **temperature** T divides the logits (T = 0: greedy, all mass on the largest logit; ties go to the
+      first, as ``argmax``).
+    - **top-k** keeps the tokens whose logit is at least the k-th largest (ties at the k-th all stay,
+      as Hugging Face's ``TopKLogitsWarper``); ``None`` keeps all.
+    - **top-p** (nucleus, Holtzman et al. 2020) keeps, of the top-k survivors renormalised, the smallest
+      set of most likely tokens whose mass reaches p: sorted by probability, a token stays while the
+      mass before it is below p (so the most likely token always stays); ``None`` or 1 keeps all.
+
+    >>> f = filter_logits(torch.tensor([0.5, 0.3, 0.15, 0.05]).log(), top_p=0.8)
+    >>> f.top_p.tolist(), [round(p, 3) for p in f.final.tolist()]     # 0.5 + 0.3 reaches 0.8
+    ([True, True, False, False], [0.625, 0.375, 0.0, 0.0])
+    >>> filter_logits(torch.tensor([1.0, 3.0, 3.0, 0.0]), top_k=1).top_k.tolist()   # a tie at the k-th stays
+    [False, True, True, False]
+    """
+    logits = logits.float()
+    if temperature == 0:
+        probs = torch.zeros_like(logits).scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
+    else:
+        probs = torch.softmax(logits / temperature, -1)                               # (…, V)
+    keep_k = torch.ones_like(probs, dtype=torch.bool)
+    if top_k is not None and top_k < logits.shape[-1]:
+        kth = probs.topk(top_k, -1).values[..., -1:]                                  # (…, 1): the k-th largest
+        keep_k = probs >= kth
+    kept = torch.where(keep_k, probs, 0.0)
+    kept = kept / kept.sum(-1, keepdim=True)                                          # renormalised over top-k
+    keep_p = keep_k.clone()
+    if top_p is not None and top_p < 1:
+        sorted_p, order = kept.sort(-1, descending=True)                             # (…, V)
+        before = sorted_p.cumsum(-1) - sorted_p                                       # mass of the tokens above
+        keep_p = torch.zeros_like(keep_k).scatter_(-1, order, before < top_p) & keep_k
+    final = torch.where(keep_p, kept, 0.0)
+    return Filtered(probs, keep_k, keep_p, final / final.sum(-1, keepdim=True))
+
+
+def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
+                top_p: float | None = None, draw: torch.Generator | None = None) -> torch.Tensor:
+    """One token per row of ``logits (B, vocab)`` -> ``(B, 1)``, from :func:`filter_logits`'s ``final``.
+
+    Greedy (``argmax``, no random number drawn) when ``temperature == 0`` or ``top_k == 1``; otherwise
+    ``torch.multinomial`` with the generator ``draw``. Without top-k and top-p this is exactly a sample
+    from ``softmax(logits / temperature)``.
+
+    >>> sample_next(torch.tensor([[0.0, 5.0, 1.0]]), temperature=0.0).tolist()
+    [[1]]
+    """
+    if temperature == 0 or top_k == 1:
+        return logits.argmax(-1, keepdim=True)                                        # (B, 1)
+    return torch.multinomial(filter_logits(logits, temperature, top_k, top_p).final, 1, generator=draw)
 
 
 @torch.no_grad()
 def generate_steps(model: Transformer, prompt_ids: list[int], max_new_tokens: int, *, use_cache: bool = True,
-                   temperature: float = 0.0, seed: int = 0) -> Iterator[tuple[Step, KVCache | None]]:
+                   temperature: float = 0.0, top_k: int | None = None, top_p: float | None = None,
+                   seed: int = 0) -> Iterator[tuple[Step, KVCache | None]]:
     """Generate token by token, yielding each :class:`Step` and the live cache (``None`` uncached).
 
     With the cache: step 0 is the prefill (the prompt at once, filling the cache), every later
     step feeds only the newest token. Without: every step runs the whole sequence again.
     The cache is preallocated for exactly ``len(prompt) + max_new_tokens − 1`` positions (the last
-    token is returned, never fed back).
+    token is returned, never fed back). Each token is drawn by :func:`sample_next`.
     """
     cfg = model.config
-    check_generation(cfg, len(prompt_ids), max_new_tokens, temperature)
+    check_generation(cfg, len(prompt_ids), max_new_tokens, temperature, top_k, top_p)
     if min(prompt_ids) < 0 or max(prompt_ids) >= cfg.vocab_size:
         raise InputError("kv_err_token_ids", high=cfg.vocab_size - 1)
     device = model.head.weight.device
@@ -162,7 +256,7 @@ def generate_steps(model: Transformer, prompt_ids: list[int], max_new_tokens: in
     for step in range(max_new_tokens):
         with timed(device) as watch:
             logits, _ = Transformer.forward(model, feed, cache)             # (1, T, vocab); no cache: none kept
-            token = _pick(logits[:, -1], temperature, draw)                 # (1, 1)
+            token = sample_next(logits[:, -1], temperature, top_k, top_p, draw)   # (1, 1)
             if use_cache:
                 feed = token
             else:
@@ -172,16 +266,9 @@ def generate_steps(model: Transformer, prompt_ids: list[int], max_new_tokens: in
         yield (Step(token_id, watch.timing.ms, sum(per_layer), per_layer, len(prompt_ids) + step), cache)
 
 
-def _pick(logits: torch.Tensor, temperature: float, draw: torch.Generator | None) -> torch.Tensor:
-    """Greedy (``temperature == 0``) or a sample from ``softmax(logits / temperature)``."""
-    if temperature == 0:
-        return logits.argmax(-1, keepdim=True)                              # (1, 1)
-    probs = torch.softmax(logits.float() / temperature, -1)                 # (1, vocab)
-    return torch.multinomial(probs, 1, generator=draw)                      # (1, 1)
-
-
 def generate(model: Transformer, prompt_ids: list[int], max_new_tokens: int, *, use_cache: bool = True,
-             temperature: float = 0.0, seed: int = 0) -> GenerationTrace:
+             temperature: float = 0.0, top_k: int | None = None, top_p: float | None = None,
+             seed: int = 0) -> GenerationTrace:
     """All of :func:`generate_steps` at once.
 
     >>> _ = torch.manual_seed(0); model = TinyGPT(GPTConfig(11, 2, 16, 4, 1, 16))
@@ -195,7 +282,7 @@ def generate(model: Transformer, prompt_ids: list[int], max_new_tokens: int, *, 
     device = model.head.weight.device
     with timed(device) as watch:
         for step, _ in generate_steps(model, prompt_ids, max_new_tokens, use_cache=use_cache,
-                                      temperature=temperature, seed=seed):
+                                      temperature=temperature, top_k=top_k, top_p=top_p, seed=seed):
             trace.new_tokens.append(step.token)
             trace.cache_bytes.append(step.cache_bytes)
             trace.cache_bytes_per_layer.append(step.cache_bytes_per_layer)
@@ -215,7 +302,8 @@ class Pair:
 
 
 def side_by_side(model: Transformer, prompt_ids: list[int], max_new_tokens: int, *, temperature: float = 0.0,
-                 seed: int = 0, picture_interval_s: float = 0.2) -> Iterator[Pair]:
+                 top_k: int | None = None, top_p: float | None = None, seed: int = 0,
+                 picture_interval_s: float = 0.2) -> Iterator[Pair]:
     """Decode with and without the cache, one step of each in turn (same machine load for both).
 
     Each decode follows its own tokens, so equal tokens are a real check that the cache changes
@@ -223,9 +311,9 @@ def side_by_side(model: Transformer, prompt_ids: list[int], max_new_tokens: int,
     last steps and whenever ``picture_interval_s`` seconds of decoding have passed since the
     consumer finished with the previous one (drawing it does not eat into the decoding time).
     """
-    cached = generate_steps(model, prompt_ids, max_new_tokens, temperature=temperature, seed=seed)
-    uncached = generate_steps(model, prompt_ids, max_new_tokens, use_cache=False, temperature=temperature,
-                              seed=seed)
+    sampling = dict(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
+    cached = generate_steps(model, prompt_ids, max_new_tokens, **sampling)
+    uncached = generate_steps(model, prompt_ids, max_new_tokens, use_cache=False, **sampling)
     last = -math.inf
     for i, ((c, cache), (u, _)) in enumerate(zip(cached, uncached)):
         if i == max_new_tokens - 1 or time.perf_counter() - last >= picture_interval_s:

@@ -10,6 +10,20 @@ MASKS_MAX_TOKENS = 64
 MASKS_MAX_HEADS = 8
 MASKS_MAX_CHARS = 20_000
 
+# Attention tab (a trained tiny GPT's heads, attention step by step, why √d, the next token): the KV tab's
+# checkpoints on a prompt of at most ATTN_MAX_PROMPT characters; held-out text for the measured numbers.
+ATTN_MAX_PROMPT = 128
+ATTN_PATTERN_CHARS = 512            # held-out characters the head patterns are measured on
+ATTN_PATTERN_THRESHOLD = 0.2        # a head "shows" a pattern when a fifth of its weight goes to that one key,
+ATTN_BROAD_THRESHOLD = 0.8          # ... is "broad" when its rows' entropy is this share of a uniform head's
+ATTN_LOSS_CHARS = 1_024             # held-out characters the √d view's validation loss covers by default
+ATTN_LOSS_BLOCK = 256               # ... in windows of this many characters, one batch
+ATTN_MAX_MULTIPLIER = 16.0          # the √d view multiplies the scaled scores by m in [0, this]
+ATTN_MIN_DIM, ATTN_MAX_DIM = 8, 1024   # the √d view's random vectors: d = 8, 16, … 1024
+ATTN_MAX_KEYS = 1024                # ... softmax rows over this many keys at most
+ATTN_ENTROPY_ROWS = 256             # ... rows averaged per d
+SAMPLING_MAX_TEMPERATURE = 10.0     # any sampler (generation, the next-token view)
+
 SEED_MAX = 2**31 - 1
 
 # Calculator: any spec up to these sizes (10^15 parameters would overflow nothing, but is refused).

@@ -198,7 +198,8 @@ class Frame:
 
 @on_gpu(duration=120)
 def stream_tiny_gpt(variant: str, prompt: str, max_new_tokens: int, *, n_kv_heads: int | None = None,
-                    kv_latent_dim: int | None = None, temperature: float = 0.0, seed: int = 0,
+                    kv_latent_dim: int | None = None, temperature: float = 0.0, top_k: int | None = None,
+                    top_p: float | None = None, seed: int = 0,
                     device: torch.device | str | None = None) -> Iterator[Frame]:
     """Generate from ``prompt`` with the chosen variant, cached and uncached side by side, step by step.
 
@@ -210,13 +211,14 @@ def stream_tiny_gpt(variant: str, prompt: str, max_new_tokens: int, *, n_kv_head
         raise InputError("kv_err_empty_prompt")
     loaded = load_tiny_gpt(variant, n_kv_heads=n_kv_heads, kv_latent_dim=kv_latent_dim, device=device)
     config = loaded.model.config
-    check_generation(config, len(prompt), max_new_tokens, temperature)
+    check_generation(config, len(prompt), max_new_tokens, temperature, top_k, top_p)
     ids = loaded.vocab.encode(prompt)
     info = RunInfo(loaded.name, config, loaded.trained, loaded.val_loss, cache_rows(config),
                    len(ids), len(ids) + max_new_tokens - 1, loaded.model.head.weight.element_size(),
                    device_name(loaded.model.head.weight.device))
     tokens, same = [], True
-    for pair in side_by_side(loaded.model, ids, max_new_tokens, temperature=temperature, seed=seed):
+    for pair in side_by_side(loaded.model, ids, max_new_tokens, temperature=temperature, top_k=top_k, top_p=top_p,
+                             seed=seed):
         tokens.append(pair.cached.token)
         same = same and pair.cached.token == pair.uncached.token
         yield Frame(info, pair, loaded.vocab.decode(tokens), same)
