@@ -12,8 +12,11 @@ TITLE = "#attn_tiles_plot .gtitle"
 
 
 def open_view(page, server_url, tab_name):
+    """The Attention tab, then its FlashAttention sub-tab (drawn when first selected)."""
     page.goto(server_url)
-    page.get_by_role("tab", name=tab_name, exact=True).click()
+    page.locator("[data-tab-id=attention]").click()
+    expect(page.get_by_role("tab", name=tab_name, exact=True)).to_have_attribute("aria-selected", "true")
+    page.locator("#attn_sub_flash-button, [data-tab-id=flash]").first.click()
     expect(page.locator(TITLE)).to_be_visible(timeout=60_000)
 
 
