@@ -30,8 +30,8 @@ STRINGS = {
         "term_attn_scale_multiplier": "multiplier",
         "term_attn_scale_scale": "scale",
         "term_attn_next_continue": "characters to generate",
-        "term_top_k": "top-k",
-        "term_top_p": "top-p",
+        "term_sample_top_k": "top-k",
+        "term_sample_top_p": "top-p",
     },
     "zh-CN": {
         "attn_view_model": "模型（KV 缓存页训练好的检查点）",
@@ -59,7 +59,7 @@ STRINGS = {
         "term_attn_scale_multiplier": "倍数",
         "term_attn_scale_scale": "缩放",
         "term_attn_next_continue": "生成字符数",
-        "term_top_k": "top-k",
-        "term_top_p": "top-p",
+        "term_sample_top_k": "top-k",
+        "term_sample_top_p": "top-p",
     },
 }

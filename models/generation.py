@@ -160,8 +160,8 @@ def check_sampling(temperature: float, top_k: int | None, top_p: float | None,
     models.checks.InputError: top-p = 0: must be a number above 0 and at most 1
     """
     return (number("temperature", temperature, 0, MAX_TEMPERATURE),
-            None if top_k is None else whole("top_k", top_k, 1, vocab_size),
-            None if top_p is None else number("top_p", top_p, 0, 1, above=True))
+            None if top_k is None else whole("sample_top_k", top_k, 1, vocab_size),
+            None if top_p is None else number("sample_top_p", top_p, 0, 1, above=True))
 
 
 @dataclass(frozen=True)
