@@ -10,7 +10,7 @@ import time
 
 import gradio as gr
 
-from components import bpe, calculator, common, kv, masks, moe, norms, positions, share, tensors
+from components import attention, bpe, calculator, common, kv, masks, moe, norms, positions, share, tensors
 from components.i18n import build_i18n, t
 
 # (tab id, label key, module) in the order a learner meets them, from text to tokens to a whole model.
@@ -19,6 +19,7 @@ TABS = [
     ("tokenizer", "tab_tokenizer", bpe),
     ("positions", "tab_positions", positions),
     ("masks", "tab_masks", masks),
+    ("attention", "tab_attention", attention),
     ("norms", "tab_norms", norms),
     ("moe", "tab_moe", moe),
     ("kv", "tab_kv", kv),

@@ -94,6 +94,27 @@ KV_TRAINED_LATENT = 32              # the MLA checkpoint's latent width; other w
 KV_TRAINED_GQA = 2                  # the GQA checkpoint's KV heads
 KV_MAX_TEMPERATURE = 2.0
 KV_SCALE_MAX_BATCH = 1_024          # the on-paper scale-up (context bounds: CALC_MAX_CONTEXT)
+# Attention at scale (FlashAttention). Tiles: one seeded head small enough to read every cell.
+ATTN_FLASH_MAX_T = 64               # query and key length of the tiles view
+ATTN_FLASH_MAX_D = 64               # head dim of the tiles view
+ATTN_FLASH_DTYPES = ("float32", "float64")
+# Cost sweep: T doubles from ATTN_COST_MIN_T up to the device's bound; every allocation is checked
+# against the byte budget before it is made, every call against the time budget before it runs.
+ATTN_COST_MIN_T = 256
+ATTN_COST_MAX_T_CPU = 16_384        # naive fp32 at 16K, one head: 2 GiB of scores + probabilities
+ATTN_COST_MAX_T_CUDA = 131_072
+ATTN_COST_MAX_BYTES_CPU = 5 * 2**29         # 2.5 GiB for one sweep's tensors
+ATTN_COST_MAX_BYTES_CUDA = 32 * 2**30       # and at most ATTN_COST_CUDA_FREE_FRACTION of the free memory
+ATTN_COST_CUDA_FREE_FRACTION = 0.6
+ATTN_COST_MAX_HEAD_DIM = 256
+ATTN_COST_MAX_HEADS = 64
+ATTN_COST_MAX_BATCH = 16
+ATTN_COST_DTYPES = ("float32", "bfloat16", "float16")
+ATTN_COST_MAX_CALL_S = 8.0          # a call predicted (from the last T, x4 per doubling) to take longer is not run
+ATTN_COST_MAX_SECONDS = 150.0       # the whole sweep; past it the sweep ends with what it has
+ATTN_COST_TILED_BLOCK = 256         # block of our tiled Python loop in the sweep
+ATTN_SLIDING_WINDOW = 4_096         # Mistral-7B v0.1's window
+ATTN_DECODE_STEPS = 16              # cached decode steps timed at each context length of the tiny GPT
 # Tensors: the layout replay (one real tensor, every step checked on the meta device first), the
 # matmul sweep (sizes per device, fixed) and the MFU run (a small transformer, a few real steps).
 TENSOR_MAX_DIMS = 4                 # the shape typed, and every step of the chain
