@@ -278,6 +278,22 @@ def test_count_flops_is_6nd_plus_attention_for_a_dense_model():
     assert count_flops(cfg, B, T, backward=True) == 6 * n_matmul * B * T + 3 * attention
 
 
+@pytest.mark.parametrize("preset", ["GPT-2 (124M)", "Llama-2-7B", "Llama-3-8B", "Mistral-7B v0.1", "Mixtral-8x7B"])
+def test_the_calculators_flops_agree_with_count_flops(preset):
+    """The calculator's 2·N + attention per token, over T tokens, is the model's own count, but for two
+    things it counts differently on purpose: norms and biases are parameters (2·N counts them) but not
+    matmuls, and an MoE layer's weighted sum of its top-k experts is a matmul that is no parameter.
+    (MLA is not compared: the calculator counts its up-projections as weights, the model runs the
+    absorbed form, which costs more FLOPs at short contexts.)"""
+    from models.calculator import PRESETS, flops_per_token
+    from models.calculator_verify import transformer_config
+    spec, T = PRESETS[preset], 64
+    cfg = transformer_config(spec, T)
+    vectors = sum(p.numel() for p in Transformer(cfg, device="meta").parameters() if p.dim() == 1)
+    combine = sum(cfg.is_moe_layer(layer) for layer in range(cfg.n_layers)) * 2 * cfg.top_k * cfg.d_model
+    assert T * flops_per_token(spec, T)["forward"] == count_flops(cfg, 1, T) + T * (2 * vectors - combine)
+
+
 def test_fused_attention_is_what_the_cpu_runs():
     assert fused_attention(TransformerConfig(VOCAB, 1, 32, 4, 8), "cpu")
     assert not fused_attention(TransformerConfig(VOCAB, 1, 32, 4, 8, attention="mla", kv_latent_dim=8), "cpu")
