@@ -336,16 +336,17 @@ def _merges_table(trace, lang: str) -> str:
     return merges_html(*merges_table(rows, lang))
 
 
-def _trained(text: str, config, lang: str, train_bpe_slices, encode_cl100k) -> Iterator[int | dict]:
+def _trained(text: str, config, lang: str) -> Iterator[int | dict]:
     """Train, then everything else that depends on the corpus alone: yields the merges made after
     each time slice, then the session (trace, GPT-4's count on the corpus), the table and the download.
 
     Runs in the worker of :func:`low_priority`: after a large run, the table, the JSON file and
     cl100k on the corpus take a few hundred ms of pure Python, which in the server would hold the GIL
-    that every instant tab's request needs. The functions come from the server, imported before the
-    fork: a child importing a module that another server thread was importing at the fork would
-    wait forever on that module's lock.
+    that every instant tab's request needs.
     """
+    from models.bpe import train_bpe_slices
+    from models.bpe_cl100k import encode_cl100k
+
     for trace in train_bpe_slices(text, config.num_merges, split=config.split, tie=config.tie):
         if isinstance(trace, int):
             yield trace
@@ -361,10 +362,8 @@ def _training(corpus, text, merges, split, tie, your_text, word, k, lang: str, *
     the download file, then every view (:data:`VIEW`). ``background``: train in a low-priority worker
     (pure Python holds the GIL: in the server's thread it would slow every other tab).
     """
-    from models.bpe import train_bpe_slices
-    from models.bpe_cl100k import encode_cl100k, load_cl100k
     from models.bpe_trace import BPEConfig, check_corpus, load_corpus
-    from viz.bpe import merges_html, merges_table, training_summary  # noqa: F401 (loaded for the worker)
+    from viz.bpe import training_summary
 
     strings = STRINGS["zh-CN" if lang == "zh-CN" else "en"]
     if corpus not in (*CORPORA, "custom"):
@@ -380,11 +379,7 @@ def _training(corpus, text, merges, split, tie, your_text, word, k, lang: str, *
     skip = (gr.skip(),) * (4 + len(VIEW))
     n = config.num_merges
 
-    load_cl100k()                                    # parsed once in the server; the worker inherits it
-
-    def work():
-        return _trained(text, config, lang, train_bpe_slices, encode_cl100k)
-    for item in low_priority(work) if background else work():
+    for item in low_priority(_trained, text, config, lang) if background else _trained(text, config, lang):
         if isinstance(item, int):
             yield (gr.skip(), strings["bpe_progress"].format(done=item, total=n), *skip)
     table, download, cl_ms = item.pop("table"), item.pop("download"), item.pop("cl_ms")

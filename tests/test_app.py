@@ -2,8 +2,11 @@
 import importlib
 import os
 import pkgutil
+import signal
 import subprocess
 import sys
+import threading
+import time
 import types
 
 import gradio as gr
@@ -14,9 +17,11 @@ from gradio.i18n import I18nData
 import app
 import components
 import viz
+from components import worker
 from components.common import low_priority, user_errors
 from components.i18n import LOCALES, lang_of, merge_strings
 from models import device as dev
+from tests import jobs
 from tests.conftest import ROOT
 
 
@@ -30,7 +35,8 @@ def test_warm_up_imports_every_model_and_freezes_what_is_loaded():
     """What ``python app.py`` does once the first page is served (see ``app.warm_up``)."""
     code = ("import gc, sys, app; app.warm_up(); "
             "assert {'torch', 'models.bpe', 'models.tiny_gpt', 'viz.moe'} <= set(sys.modules); "
-            "assert gc.get_freeze_count() > 100_000, gc.get_freeze_count(); print('ok')")
+            "assert gc.get_freeze_count() > 100_000, gc.get_freeze_count(); "
+            "from components import worker; assert list(worker.in_process(iter, [1])) == [1]; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.startswith("Warmed up: "), out.stdout
@@ -90,7 +96,7 @@ def test_merge_strings_rejects_untranslated_and_duplicate_keys():
 
 
 def test_every_tab_module_is_in_the_app():
-    shared = {"common", "i18n", "share", "widgets", "wiring"}
+    shared = {"common", "i18n", "share", "widgets", "wiring", "worker"}
     tab_modules = {m.name for m in pkgutil.iter_modules(components.__path__)} - shared
     assert tab_modules == {module.__name__.split(".")[-1] for _, _, module in app.TABS}
 
@@ -165,107 +171,181 @@ def test_user_errors_bridge():
         next(gen)
 
 
-@pytest.mark.parametrize("process", [False, True])
-def test_low_priority_yields_in_order_and_raises_here(process):
-    def items():
-        yield from range(3)
-        raise ValueError("step 3 failed")
+RUNNERS = {"process": worker.in_process, "thread": worker.in_thread}
+
+
+def _gone(pid: int) -> bool:
+    """No such process, or only its zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def _wait_gone(pids, within: float) -> float:
+    """Seconds until every pid is gone; fails after ``within``."""
+    start = time.monotonic()
+    while not all(_gone(pid) for pid in pids):
+        assert time.monotonic() - start < within, f"still running after {within} s: {[p for p in pids if not _gone(p)]}"
+        time.sleep(0.02)
+    return time.monotonic() - start
+
+
+@pytest.mark.parametrize("kind", RUNNERS)
+def test_a_job_yields_in_order_and_raises_its_own_error(kind):
+    from models.checks import InputError
+    run = RUNNERS[kind]
+    assert list(run(iter, ["a", "b"])) == ["a", "b"]
     got = []
     with pytest.raises(ValueError, match="step 3 failed"):
-        for item in low_priority(items, process=process):
+        for item in run(jobs.count_then_fail, 3, ValueError("step 3 failed")):
             got.append(item)
     assert got == [0, 1, 2]
-    assert list(low_priority(lambda: iter(["a", "b"]), process=process)) == ["a", "b"]
+    error = InputError("error_whole_number", name="steps", value=0, low=1, high=9)
+    with pytest.raises(InputError) as info:
+        list(run(jobs.count_then_fail, 1, error))
+    assert info.value.key == "error_whole_number" and info.value.params == error.params
+    assert info.value.render("zh-CN") == error.render("zh-CN") != str(error)
 
 
-@pytest.mark.parametrize("process", [False, True])
-def test_low_priority_runs_niced_and_stops_when_closed(process, tmp_path):
-    import os
-    import threading
-    marker = tmp_path / "closed"                      # the worker may be another process: a file tells
-
-    def endless():
-        try:
-            while True:
-                yield (os.getpid(), os.getpriority(os.PRIO_PROCESS, threading.get_native_id()),
-                       os.sched_getscheduler(0) if hasattr(os, "sched_getscheduler") else None)
-        finally:
-            marker.write_text("closed")
+@pytest.mark.parametrize("kind", RUNNERS)
+def test_a_job_runs_niced_in_its_worker_and_cleans_up_when_closed(kind, tmp_path):
+    marker = tmp_path / "closed"                        # the worker may be another process: a file tells
     mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    stream = low_priority(endless, process=process)
-    pid, priority, policy = next(stream)
-    stream.close()                                       # Stop: the worker ends and closes the source
+    stream = RUNNERS[kind](jobs.whoami, str(marker))
+    pid, tid, nice, policy, threads = next(stream)
+    stream.close()                                      # Stop: the worker ends and closes the job
     assert marker.read_text() == "closed"
-    assert priority == min(19, mine + 10)                # the worker only, not this thread
-    if hasattr(os, "SCHED_IDLE"):                        # Linux: a process yields its core to any request at once
-        assert (policy == os.SCHED_IDLE) == process
-    assert (pid != os.getpid()) == process
+    assert nice == min(19, mine + worker.NICE)          # the worker only, not this thread
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine
+    assert (pid != os.getpid()) == (kind == "process")
+    if kind == "process":
+        assert threads == 1                             # the server keeps the other cores
+        if hasattr(os, "SCHED_IDLE"):                   # Linux: it yields its core to any request at once
+            assert policy == os.SCHED_IDLE
+    else:
+        assert tid != threading.get_native_id()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc"), reason="reads /proc")
+@pytest.mark.parametrize("busy", [False, True], ids=["between-items", "inside-a-step"])
+def test_stop_ends_the_worker_within_half_a_second(busy):
+    """Closing the stream (Gradio's Stop) ends the process: at its next item, or terminated when it is
+    inside a long step."""
+    stream = worker.in_process(jobs.one_then_sleep, 60) if busy else worker.in_process(jobs.endless_pids)
+    pid = next(stream)
+    if busy:
+        time.sleep(0.2)                                 # now inside the 60 s step
+    start = time.monotonic()
+    stream.close()
+    _wait_gone([pid], within=0.5)
+    assert time.monotonic() - start < 0.5
+
+
+@pytest.mark.skipif(not os.path.exists("/proc"), reason="reads /proc")
+def test_a_killed_worker_is_an_error_not_a_hang():
+    stream = worker.in_process(jobs.one_then_sleep, 60)
+    pid = next(stream)
+    os.kill(pid, signal.SIGKILL)
+    outcome = []
+
+    def read():
+        try:
+            outcome.append(next(stream))
+        except Exception as exc:                        # noqa: BLE001
+            outcome.append(exc)
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    reader.join(timeout=5)
+    assert outcome, "the reader hung on a dead worker"
+    assert isinstance(outcome[0], worker.WorkerDied)
+    assert "tests.jobs.one_then_sleep" in str(outcome[0]) and "SIGKILL" in str(outcome[0])
+
+
+def test_an_item_that_cannot_cross_is_an_error():
+    with pytest.raises(TypeError, match="pickle"):
+        list(worker.in_process(jobs.unpicklable))
+
+
+def test_a_job_must_be_a_module_level_function():
+    with pytest.raises(TypeError, match="module-level function"):
+        low_priority(lambda: iter([1]))
+
+
+def test_the_gpu_path_runs_in_a_thread_with_the_callers_context(monkeypatch):
+    """ZeroGPU reads the request from a context variable: the job's thread must carry it."""
+    import contextvars
+    var = contextvars.ContextVar("request")
+    var.set("this request")
+    monkeypatch.setenv("SPACES_ZERO_GPU", "1")
+    assert not worker.uses_processes()
+    assert list(low_priority(jobs.context_value, var)) == ["this request"]
+    monkeypatch.delenv("SPACES_ZERO_GPU")
+    assert worker.uses_processes() == (dev.get_device().type == "cpu")
 
 
 WORKER_OWNER = """
-import os, sys, time
-sys.path.insert(0, os.getcwd())
-from components.common import low_priority
-
-def endless():
-    while True:
-        yield os.getpid()
-        time.sleep(0.01)
-
-stream = low_priority(endless, process=True)
+import time
+from components import worker
+from tests import jobs
+worker.PRELOAD = ("torch",)                              # a quick forkserver: this job needs nothing else
+stream = worker.in_process(jobs.endless_pids)
 print(next(stream), flush=True)
 time.sleep(600)                                          # holds the stream, reads no more
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+def _descendants(pid: int) -> set[int]:
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    parents[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, parent in parents.items() if parent in frontier} - found
+        found |= frontier
+    return found
 
 
 @pytest.mark.skipif(not os.path.exists("/proc"), reason="reads /proc")
-def test_a_worker_ends_when_its_server_is_killed():
-    """Regression: a server stopped by a signal (a Space restarting, a test's terminate()) left its
-    forked workers running for nobody, and they took the CPU of the next server on the machine."""
-    import signal
-    import time
+def test_no_worker_outlives_a_server_killed_by_a_signal():
+    """SIGKILL runs no cleanup in the server: its job's worker and the forkserver must end by
+    themselves, or they would take the CPU of the next server on the machine."""
     owner = subprocess.Popen([sys.executable, "-c", WORKER_OWNER], cwd=ROOT, stdout=subprocess.PIPE, text=True)
-    worker = int(owner.stdout.readline())
-    assert _alive(worker) and worker != owner.pid
-    owner.send_signal(signal.SIGTERM)
+    job = int(owner.stdout.readline())
+    others = _descendants(owner.pid)
+    assert job in others and len(others) >= 2               # the job, the forkserver (and its resource tracker)
+    owner.send_signal(signal.SIGKILL)
     owner.wait(timeout=10)
-    deadline = time.monotonic() + 5
-    while _alive(worker) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(worker), "the worker outlived its server"
+    _wait_gone([job], within=1.0)                         # measured: 0.04 s
+    _wait_gone(others, within=10.0)                       # the forkserver exits once its last child has (~2 s)
 
 
-def test_no_worker_is_forked_while_the_server_imports(tmp_path, monkeypatch):
-    """Regression: a training forked in the middle of ``app.warm_up``'s imports waited forever on a
-    module's import lock in the child (8 runs in 15), holding a long-work slot."""
-    import threading
-    import time
-    from components.common import IMPORT_FORK_LOCK
-    (tmp_path / "slow_module_for_fork_test.py").write_text("import time\ntime.sleep(1.0)\nVALUE = 7\n")
+def test_a_job_started_while_the_server_imports_completes(tmp_path, monkeypatch):
+    """Regression: a worker forked from the server in the middle of an import waited forever on that
+    module's lock (8 runs in 15). Jobs now start from the forkserver, which no server thread touches."""
+    (tmp_path / "slow_module_for_worker_test.py").write_text("import time\ntime.sleep(1.0)\nVALUE = 7\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-
-    def warm_up():                                         # what app.warm_up does, with a slow module
-        with IMPORT_FORK_LOCK:
-            importlib.import_module("slow_module_for_fork_test")
-
-    def work():
-        import slow_module_for_fork_test
-        yield slow_module_for_fork_test.VALUE
-    importer = threading.Thread(target=warm_up)
+    importer = threading.Thread(target=importlib.import_module, args=("slow_module_for_worker_test",))
     importer.start()
     time.sleep(0.3)                                        # the import is in flight
     got = []
-    reader = threading.Thread(target=lambda: got.extend(low_priority(work, process=True)), daemon=True)
+    reader = threading.Thread(target=lambda: got.extend(worker.in_process(jobs.import_and_yield,
+                                                                          "slow_module_for_worker_test")),
+                              daemon=True)
     reader.start()
-    reader.join(timeout=20)
+    reader.join(timeout=60)
     importer.join()
     assert got == [7], "the worker hung on an import lock"
+
+
+def test_a_bug_in_a_job_shows_where_the_worker_raised_it():
+    with pytest.raises(KeyError) as info:
+        list(worker.in_process(jobs.count_then_fail, 1, KeyError("lost")))
+    assert isinstance(info.value.__cause__, worker.RemoteTraceback)
+    assert "count_then_fail" in str(info.value.__cause__) and "raise error" in str(info.value.__cause__)
