@@ -10,7 +10,7 @@ import time
 
 import gradio as gr
 
-from components import bpe, calculator, kv, masks, moe, norms, positions, share, widgets
+from components import attention, bpe, calculator, kv, masks, moe, norms, positions, share, tensors, widgets
 from components.i18n import build_i18n, t
 
 # (tab id, label key, module) in the order a learner meets them, from text to tokens to a whole model.
@@ -19,10 +19,12 @@ TABS = [
     ("tokenizer", "tab_tokenizer", bpe),
     ("positions", "tab_positions", positions),
     ("masks", "tab_masks", masks),
+    ("attention", "tab_attention", attention),
     ("norms", "tab_norms", norms),
     ("moe", "tab_moe", moe),
     ("kv", "tab_kv", kv),
     ("calculator", "tab_calculator", calculator),
+    ("tensors", "tab_tensors", tensors),
 ]
 
 i18n = build_i18n()
@@ -40,7 +42,8 @@ def build_demo() -> gr.Blocks:
                     tab_controls[tab_id] = share.controls_of(tab)
                     share.share_row(tab_id, tab_controls[tab_id])
                 tab_blocks[tab_id] = tab
-        share.wire(blocks, tabs, tab_blocks, tab_controls, draws)
+        moved = {old: where for _, _, module in TABS for old, where in getattr(module, "MOVED_LINKS", {}).items()}
+        share.wire(blocks, tabs, tab_blocks, tab_controls, draws, moved)
     return blocks
 
 
@@ -52,6 +55,7 @@ if __name__ != "__mp_main__":
 
 CSS = """
 .device-line textarea { font-family: ui-monospace, monospace; font-size: 0.85em; }
+.mono textarea { font-family: ui-monospace, monospace; }
 .bpe-table table { font-size: 0.9em; }
 .bpe-table td, .bpe-table th { padding: 2px 10px; }
 /* Phones: a multi-panel figure keeps a readable width and scrolls sideways inside its own box. */

@@ -25,7 +25,8 @@ import torch  # noqa: E402
 from models.device import resolve_device, timed  # noqa: E402
 from models.norm_data import char_batch, vocabulary  # noqa: E402
 from models.norm_training import TrainConfig, train_steps  # noqa: E402
-from models.norms import compare_variants, sinusoids  # noqa: E402
+from models.norms import compare_variants  # noqa: E402
+from models.transformer.positions import sinusoidal_rows  # noqa: E402
 
 
 class TorchStack(torch.nn.Module):
@@ -34,7 +35,7 @@ class TorchStack(torch.nn.Module):
     def __init__(self, vocab: int, n_layers: int, d: int, heads: int, norm_first: bool, seq_len: int):
         super().__init__()
         self.embed = torch.nn.Embedding(vocab, d)
-        self.register_buffer("positions", sinusoids(seq_len, d))
+        self.register_buffer("positions", sinusoidal_rows(0, seq_len, d))
         layer = torch.nn.TransformerEncoderLayer(d, heads, 4 * d, dropout=0.0, activation="relu", batch_first=True,
                                                  norm_first=norm_first)
         self.layers = torch.nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False)

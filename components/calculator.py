@@ -61,10 +61,8 @@ STRINGS = {
         "calc_recompute": "activation recomputation", "calc_gpu": "GPU memory (GiB)",
         "calc_verify": "Verify with PyTorch (build the model, allocate the cache)",
         "calc_summary": "Summary", "calc_params_plot": "Parameters", "calc_memory_plot": "Memory",
-        "calc_kv_plot": "KV cache", "calc_formats": "Number formats", "calc_value": "a value to store",
-        "calc_bits_plot": "Bit layouts",
-        "calc_sub_model": "Parameters, FLOPs, memory", "calc_rounding_plot": "Range and precision",
-        "calc_value_info": "Try 65504 and 65520 (fp16's edge), 0.1, 1e-8, 448, 3e38.",
+        "calc_kv_plot": "KV cache",
+        "calc_formats_moved": "Number formats (fp32, bf16, fp16, fp8, int8 bit by bit) moved to the Tensors tab.",
         "calc_c_gelu": "GELU MLP (2 matrices)", "calc_c_swiglu": "SwiGLU (3 matrices)", "calc_c_layernorm": "LayerNorm", "calc_c_rmsnorm": "RMSNorm",
         "calc_c_none": "none", "calc_c_selective": "selective", "calc_c_full": "full",
         "calc_explain": r"""
@@ -74,7 +72,6 @@ STRINGS = {
 
 **Memory.** Inference: weights × bytes per weight plus the KV cache, $2\,L\,n_{kv}\,h_d\,T\,B$ elements ($n_{kv}$ from `num_key_value_heads`, not the query heads: GQA shrinks it; MLA caches one latent of rank $r_{kv}$ plus a shared RoPE key, no factor 2). Training with mixed-precision AdamW: 2 (bf16 weights) + 2 (grads) + 4 (fp32 master) + 8 (Adam $m$, $v$) = **16 bytes per parameter**, 18 with fp32 gradients, 20 when fp32 weights are kept beside the master. Activations (Korthikanti et al.): $s\,b\,h\,(34 + 5\,a\,s/h)$ bytes per layer; selective recomputation drops the $5as/h$ attention term; full recomputation keeps only each layer's input.
 
-**Number formats.** fp16 has 5 exponent bits: its largest value is 65,504, so large activations or gradients overflow to inf (hence loss scaling). bf16 keeps fp32's 8 exponent bits (range to $3\times10^{38}$) and pays with 7 mantissa bits (≈2–3 decimal digits). fp8 E4M3 (max 448, no inf) serves weights and activations; E5M2 (max 57,344) serves gradients.
 """,
     },
     "zh-CN": {
@@ -90,10 +87,8 @@ STRINGS = {
         "calc_recompute": "激活重计算", "calc_gpu": "GPU 显存（GiB）",
         "calc_verify": "用 PyTorch 核对（构建模型、分配缓存）",
         "calc_summary": "汇总", "calc_params_plot": "参数量", "calc_memory_plot": "显存",
-        "calc_kv_plot": "KV 缓存", "calc_formats": "数值格式", "calc_value": "要存储的数值",
-        "calc_bits_plot": "位布局",
-        "calc_sub_model": "参数量、FLOPs、显存", "calc_rounding_plot": "范围与精度",
-        "calc_value_info": "试试 65504 和 65520（fp16 的边界）、0.1、1e-8、448、3e38。",
+        "calc_kv_plot": "KV 缓存",
+        "calc_formats_moved": "数值格式（fp32、bf16、fp16、fp8、int8 的逐位布局）已移到“张量”页。",
         "calc_c_gelu": "GELU MLP（2 个矩阵）", "calc_c_swiglu": "SwiGLU（3 个矩阵）", "calc_c_layernorm": "LayerNorm", "calc_c_rmsnorm": "RMSNorm",
         "calc_c_none": "不重计算", "calc_c_selective": "选择性", "calc_c_full": "完全",
         "calc_explain": r"""
@@ -103,7 +98,6 @@ STRINGS = {
 
 **显存。** 推理：权重 × 每个权重的字节数，加上 KV 缓存 $2\,L\,n_{kv}\,h_d\,T\,B$ 个元素（$n_{kv}$ 取 `num_key_value_heads`，不是查询头数：GQA 会缩小缓存；MLA 只缓存一个秩为 $r_{kv}$ 的潜在向量和一个共享的 RoPE 键，没有因子 2）。混合精度 AdamW 训练：2（bf16 权重）+ 2（梯度）+ 4（fp32 主权重）+ 8（Adam 的 $m$、$v$）= **每个参数 16 字节**；梯度用 fp32 时为 18；同时保留 fp32 权重和主权重时为 20。激活（Korthikanti 等）：每层 $s\,b\,h\,(34 + 5\,a\,s/h)$ 字节；选择性重计算去掉注意力的 $5as/h$ 项；完全重计算只保留每层的输入。
 
-**数值格式。** fp16 只有 5 个指数位，最大值为 65,504，大的激活或梯度会溢出为 inf（因此需要损失缩放）。bf16 保留 fp32 的 8 个指数位（范围到 $3\times10^{38}$），代价是只有 7 个尾数位（约 2–3 位十进制有效数字）。fp8 E4M3（最大 448，没有 inf）用于权重和激活；E5M2（最大 57,344）用于梯度。
 """,
     },
 }
@@ -168,28 +162,6 @@ def verify_spec(request: gr.Request, *fields):
                                  lang_of(request))
 
 
-@user_errors
-def number_formats(value, request: gr.Request = None):
-    """The ``/number_formats`` endpoint: bit layouts and the cast of ``value`` into each format, the
-    rounding error of every format across magnitudes, and the table of ranges and casts."""
-    from models.numformats import FORMATS, cast, error_curves, facts
-    from viz.calculator import bits_figure, formats_markdown, rounding_figure
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"the value must be a number, got {value!r}") from None
-    lang = lang_of(request)
-    casts = [cast(value, f) for f in FORMATS]
-    rows = [(f.name, f.sign, f.exponent, f.mantissa, c.bits) for f, c in zip(FORMATS, casts)]
-    return (bits_figure(rows, lang), rounding_figure(*error_curves(), lang),
-            formats_markdown(value, casts, [facts(f) for f in FORMATS], lang))
-
-
-def first_draw(request: gr.Request, *args):
-    """On page load: the model view and the number formats (the last input is the value to cast)."""
-    return (*calculate(request, *args[:-1]), *number_formats(args[-1], request))
-
-
 def _tiny_spec(name: str):
     from models.calculator_verify import spec_of_gpt
     from models.tiny_gpt import CHECKPOINT_DIR, checkpoint_name, load_checkpoint, tiny_config, trained_configs
@@ -238,51 +210,45 @@ def build() -> dict:
     """Lay out the tab, wire it, return the first-draw event."""
     defaults = dict(zip(FIELDS, _preset_values(DEFAULT_PRESET)))
     gr.Markdown(t("calc_intro"))
-    with gr.Tabs():
-        with gr.Tab(t("calc_sub_model"), id="calc_model"):
-            with gr.Row():
-                with gr.Column(scale=1, min_width=320):
-                    preset = gr.Dropdown([*PRESETS, *TINY_PRESETS, ("custom", "custom")], value=DEFAULT_PRESET,
-                                         label=t("calc_preset"), elem_id="calc_preset")
-                    with gr.Accordion(t("calc_paste"), open=False):
-                        config = gr.Textbox(lines=6, label=t("calc_json"), max_length=CALC_MAX_JSON_CHARS,
-                                            elem_id="calc_json")
-                        load = gr.Button(t("calc_load"), size="sm", elem_id="calc_load")
-                    widgets = {}
-                    for group, names in GROUPS.items():
-                        with gr.Accordion(t(group), open=group == "calc_core"):
-                            for i in range(0, len(names), 2):                        # two fields per row
-                                with gr.Row():
-                                    for name in names[i:i + 2]:
-                                        widgets[name] = _field(name, defaults[name])
-                    with gr.Accordion(t("calc_run"), open=True):
-                        seq = gr.Number(4096, precision=0, minimum=1, maximum=CALC_MAX_CONTEXT, label=t("calc_seq"),
-                                        elem_id="calc_seq")
-                        batch = gr.Number(1, precision=0, minimum=1, maximum=CALC_MAX_BATCH, label=t("calc_batch"),
-                                          elem_id="calc_batch")
-                        wdtype = gr.Dropdown(list(DTYPE_BYTES), value="bf16", label=t("calc_wdtype"),
-                                             elem_id="calc_wdtype")
-                        kvdtype = gr.Dropdown(list(DTYPE_BYTES), value="bf16", label=t("calc_kvdtype"),
-                                              elem_id="calc_kvdtype")
-                        tokens = gr.Number(1e12, minimum=1, maximum=1e16, label=t("calc_tokens"), elem_id="calc_tokens")
-                        recipe = gr.Radio(list(OPTIMIZER_RECIPES), value="16", label=t("calc_recipe"),
-                                          elem_id="calc_recipe")
-                        recompute = gr.Radio([(t(f"calc_c_{r}"), r) for r in RECOMPUTE], value="selective",
-                                             label=t("calc_recompute"), elem_id="calc_recompute")
-                        gpu = gr.Dropdown(list(GPU_CHOICES), value=80.0, label=t("calc_gpu"), elem_id="calc_gpu")
-                with gr.Column(scale=2):
-                    summary = gr.Markdown(elem_id="calc_summary", latex_delimiters=[])
-                    params_plot = gr.Plot(label=t("calc_params_plot"), elem_id="calc_params_plot")
-                    memory_plot = gr.Plot(label=t("calc_memory_plot"), elem_id="calc_memory_plot")
-                    kv_plot = gr.Plot(label=t("calc_kv_plot"), elem_id="calc_kv_plot")
-                    verify_button = gr.Button(t("calc_verify"), size="sm", elem_id="calc_verify")
-                    verification = gr.Markdown(elem_id="calc_verification")
-                    device = device_line()
-        with gr.Tab(t("calc_formats"), id="calc_formats"):
-            value = gr.Number(70000.0, label=t("calc_value"), info=t("calc_value_info"), elem_id="calc_value")
-            bits_plot = gr.Plot(label=t("calc_bits_plot"), elem_id="calc_bits_plot")
-            formats_table = gr.Markdown(elem_id="calc_formats_table")
-            rounding_plot = gr.Plot(label=t("calc_rounding_plot"), elem_id="calc_rounding_plot")
+    with gr.Row():
+        with gr.Column(scale=1, min_width=320):
+            preset = gr.Dropdown([*PRESETS, *TINY_PRESETS, ("custom", "custom")], value=DEFAULT_PRESET,
+                                 label=t("calc_preset"), elem_id="calc_preset")
+            with gr.Accordion(t("calc_paste"), open=False):
+                config = gr.Textbox(lines=6, label=t("calc_json"), max_length=CALC_MAX_JSON_CHARS,
+                                    elem_id="calc_json")
+                load = gr.Button(t("calc_load"), size="sm", elem_id="calc_load")
+            widgets = {}
+            for group, names in GROUPS.items():
+                with gr.Accordion(t(group), open=group == "calc_core"):
+                    for i in range(0, len(names), 2):                        # two fields per row
+                        with gr.Row():
+                            for name in names[i:i + 2]:
+                                widgets[name] = _field(name, defaults[name])
+            with gr.Accordion(t("calc_run"), open=True):
+                seq = gr.Number(4096, precision=0, minimum=1, maximum=CALC_MAX_CONTEXT, label=t("calc_seq"),
+                                elem_id="calc_seq")
+                batch = gr.Number(1, precision=0, minimum=1, maximum=CALC_MAX_BATCH, label=t("calc_batch"),
+                                  elem_id="calc_batch")
+                wdtype = gr.Dropdown(list(DTYPE_BYTES), value="bf16", label=t("calc_wdtype"),
+                                     elem_id="calc_wdtype")
+                kvdtype = gr.Dropdown(list(DTYPE_BYTES), value="bf16", label=t("calc_kvdtype"),
+                                      elem_id="calc_kvdtype")
+                tokens = gr.Number(1e12, minimum=1, maximum=1e16, label=t("calc_tokens"), elem_id="calc_tokens")
+                recipe = gr.Radio(list(OPTIMIZER_RECIPES), value="16", label=t("calc_recipe"),
+                                  elem_id="calc_recipe")
+                recompute = gr.Radio([(t(f"calc_c_{r}"), r) for r in RECOMPUTE], value="selective",
+                                     label=t("calc_recompute"), elem_id="calc_recompute")
+                gpu = gr.Dropdown(list(GPU_CHOICES), value=80.0, label=t("calc_gpu"), elem_id="calc_gpu")
+        with gr.Column(scale=2):
+            summary = gr.Markdown(elem_id="calc_summary", latex_delimiters=[])
+            params_plot = gr.Plot(label=t("calc_params_plot"), elem_id="calc_params_plot")
+            memory_plot = gr.Plot(label=t("calc_memory_plot"), elem_id="calc_memory_plot")
+            kv_plot = gr.Plot(label=t("calc_kv_plot"), elem_id="calc_kv_plot")
+            verify_button = gr.Button(t("calc_verify"), size="sm", elem_id="calc_verify")
+            verification = gr.Markdown(elem_id="calc_verification")
+            device = device_line()
+    gr.Markdown(t("calc_formats_moved"))
     explain("calc_explain")
 
     fields = [widgets[f] for f in FIELDS]
@@ -305,7 +271,4 @@ def build() -> dict:
         load_config, config, [preset, *fields], api_visibility="private").success(
         **{**main, "api_visibility": "private"})
     verify_button.click(verify_spec, fields, verification, api_name="calculate_verify")
-    formats_outputs = [bits_plot, rounding_plot, formats_table]
-    gr.on([value.submit, value.blur], number_formats, value, formats_outputs, api_name="number_formats",
-          show_progress="hidden")
-    return dict(fn=first_draw, inputs=[*inputs, value], outputs=[*outputs, *formats_outputs], show_progress="hidden")
+    return dict(fn=calculate, inputs=inputs, outputs=outputs, show_progress="hidden")

@@ -25,17 +25,33 @@ def user_errors(fn: F) -> F:
     return guarded(fn)  # type: ignore[return-value]
 
 
-def device_line() -> gr.Textbox:
+def device_line(elem_id: str | None = None) -> gr.Textbox:
     """The "computed on cpu · 4.2 ms" line every tab shows under its figures."""
-    return gr.Textbox(label=t("computed_on"), interactive=False, max_lines=1, elem_classes="device-line")
+    return gr.Textbox(label=t("computed_on"), interactive=False, max_lines=1, elem_classes="device-line",
+                      elem_id=elem_id)
+
+
+# Formulas in Markdown: $$…$$ on their own line, $…$ inline.
+LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 
 
 def explain(key: str, *, open: bool = False) -> gr.Accordion:
     """An "Explain" accordion holding the translated Markdown ``key`` (formulas in $…$)."""
     with gr.Accordion(t("explain"), open=open) as acc:
-        gr.Markdown(t(key), latex_delimiters=[{"left": "$$", "right": "$$", "display": True},
-                                              {"left": "$", "right": "$", "display": False}])
+        gr.Markdown(t(key), latex_delimiters=LATEX)
     return acc
+
+
+def enclosing_tabs() -> list[gr.Tabs]:
+    """The ``gr.Tabs`` around the block being built, innermost first: selecting another tab in any of
+    them hides the view, so a view's Play pauses on their ``select``."""
+    from gradio.context import Context
+    found, block = [], Context.block
+    while block is not None:
+        if isinstance(block, gr.Tabs):
+            found.append(block)
+        block = getattr(block, "parent", None)
+    return found
 
 
 def as_int(name: str, value, *, low: int, high: int) -> int:

@@ -80,9 +80,9 @@ STRINGS = {
 **Dense vs sparse.** The layer stores $E$ experts but each token touches $k$ of them (+ router, + shared): the FLOPs of a dense FFN of width $k\cdot h$, with $E/k$ times the parameters. All counts come from the built modules.
 """,
         "moe_train_explain": r"""
-**The run.** A tiny MoE language model (two characters of context, embeddings summed, one pre-norm MoE block, $d = 32$, experts of $h = 64$) learns to predict the next character of the shipped English text; 2,048 tokens per step, AdamW. Loss $= \mathcal{L}_{task} + \alpha\,\mathcal{L}_{aux} + \beta\,\mathcal{L}_z$. Top-1 uses Switch's gate (the weight is $p$ itself; renormalising one weight would make it 1 and the router would learn nothing from the task); top-$k \ge 2$ renormalises (Mixtral). The twin starts from the same weights and sees the same batches, with $\alpha = 0$.
+**The run.** A tiny transformer with a mixture of experts in place of its FFN (the app's one transformer: one pre-norm block of causal self-attention with RoPE, 2 heads, $d = 32$, then an MoE layer of SwiGLU experts with $h = 64$) learns to predict the next character of the shipped English text; 2,048 tokens per step, AdamW. Loss $= \mathcal{L}_{task} + \alpha\,\mathcal{L}_{aux} + \beta\,\mathcal{L}_z$. Top-1 uses Switch's gate (the weight is $p$ itself; renormalising one weight would make it 1 and the router would learn nothing from the task); top-$k \ge 2$ renormalises (Mixtral). The twin starts from the same weights and sees the same batches, with $\alpha = 0$.
 
-**What to see.** Without the aux loss the router collapses: an expert that gets more tokens early learns faster, becomes more useful, and the task gradient sends it still more tokens (bright rows in the heatmap, load CV near 1, aux loss far above $k$). With $\alpha = 0.05$ every expert keeps about $1/E$ of the load (even stripes, CV ≈ 0.1, aux loss ≈ $k$), for about the same task loss. The last plot shows which characters each expert ended up taking.
+**What to see.** Without the aux loss the router collapses: an expert that gets more tokens early learns faster, becomes more useful, and the task gradient sends it still more tokens (bright rows in the heatmap, load CV 0.8–1.2 over seeds 0–5). With $\alpha = 0.05$ the load evens out (CV 0.26–0.31 with top-1, 0.08–0.15 with top-2) and the aux loss is lower, for about the same task loss. The last plot shows which characters each expert ended up taking.
 
 **Load CV** = std / mean of the tokens per expert: 0 when balanced, $\sqrt{E/k - 1}$ when every token goes to the same $k$ experts (2.65 for $E=8$, $k=1$).
 """,
@@ -115,7 +115,7 @@ STRINGS = {
         "moe_aux_coef": "辅助损失系数 α（0 = 不用）", "moe_z_coef": "z 损失系数",
         "moe_train_capacity": "训练时的容量因子", "moe_steps": "步数",
         "moe_train_seed": "随机种子（权重和批次）",
-        "moe_compare": "同时训练一个没有辅助损失的孪生模型（同一种子、同样的批次）",
+        "moe_compare": "同时训练一个没有辅助损失的对照模型（同一种子、同样的批次）",
         "moe_train_button": "开始训练", "moe_stop": "停止",
         "moe_train_status_idle": "点击**开始训练**：一个很小的 MoE 语言模型逐字符学习内置的英文文本，图表会实时更新。",
         "moe_train_load_plot": "每一步的专家负载", "moe_train_curves_plot": "负载均衡与损失",
@@ -144,9 +144,9 @@ STRINGS = {
 **稠密与稀疏。** 该层存有 $E$ 个专家，但每个词元只用到其中 $k$ 个（加上路由器和共享专家）：计算量相当于宽度为 $k\cdot h$ 的稠密 FFN，参数量却是它的 $E/k$ 倍。所有计数都来自实际构建的模块。
 """,
         "moe_train_explain": r"""
-**训练过程。** 一个很小的 MoE 语言模型（两个字符的上下文，嵌入相加，一个 pre-norm MoE 模块，$d = 32$，专家隐藏维度 $h = 64$）学习预测内置英文文本的下一个字符；每步 2,048 个词元，AdamW。损失 $= \mathcal{L}_{task} + \alpha\,\mathcal{L}_{aux} + \beta\,\mathcal{L}_z$。top-1 使用 Switch 的门（权重就是 $p$；若对单个权重重新归一化，它恒为 1，路由器就无法从任务中学习）；top-$k \ge 2$ 重新归一化（Mixtral）。孪生模型从相同的权重出发、看到相同的批次，只是 $\alpha = 0$。
+**训练过程。** 一个用混合专家代替 FFN 的小 Transformer（即本应用唯一的 Transformer：一个 pre-norm 模块，先是带 RoPE 的因果自注意力，2 个头，$d = 32$，再是 SwiGLU 专家组成的 MoE 层，$h = 64$）学习预测内置英文文本的下一个字符；每步 2,048 个词元，AdamW。损失 $= \mathcal{L}_{task} + \alpha\,\mathcal{L}_{aux} + \beta\,\mathcal{L}_z$。top-1 使用 Switch 的门（权重就是 $p$；若对单个权重重新归一化，它恒为 1，路由器就无法从任务中学习）；top-$k \ge 2$ 重新归一化（Mixtral）。对照模型从相同的权重出发、看到相同的批次，只是 $\alpha = 0$。
 
-**看什么。** 没有辅助损失时路由会坍缩：早期多分到词元的专家学得更快、更有用，任务梯度又把更多词元送给它（热力图中的亮行，负载变异系数接近 1，辅助损失远高于 $k$）。$\alpha = 0.05$ 时每个专家都保持约 $1/E$ 的负载（均匀的条纹，变异系数约 0.1，辅助损失约为 $k$），任务损失几乎不变。最后一张图显示每个专家最终接收了哪些字符。
+**看什么。** 没有辅助损失时路由会坍缩：早期多分到词元的专家学得更快、更有用，任务梯度又把更多词元送给它（热力图中的亮行，随机种子 0–5 的负载变异系数为 0.8–1.2）。$\alpha = 0.05$ 时负载趋于均衡（top-1 的变异系数为 0.26–0.31，top-2 为 0.08–0.15），辅助损失也更低，任务损失几乎不变。最后一张图显示每个专家最终接收了哪些字符。
 
 **负载变异系数** = 每个专家词元数的标准差 / 均值：均衡时为 0，所有词元都去同样 $k$ 个专家时为 $\sqrt{E/k - 1}$（$E=8$、$k=1$ 时为 2.65）。
 """,
@@ -291,7 +291,7 @@ def _train_markdown(p, lang: str) -> str:
 
     rows = []
     for name, h in p.runs.items():
-        label = (f"α = {p.config.aux_coef:g}" if name == "aux" else ("α = 0（孪生）" if lang == "zh-CN" else "α = 0 (twin)"))
+        label = (f"α = {p.config.aux_coef:g}" if name == "aux" else ("α = 0（对照）" if lang == "zh-CN" else "α = 0 (twin)"))
         rows.append(f"| {label} | {tail(h.cv):.3f} | {tail(h.aux):.3f} | {tail(h.task):.3f} | {tail(h.dropped):.1%} |")
     head = (f"第 **{p.step} / {p.config.steps}** 步" if lang == "zh-CN" else f"step **{p.step} / {p.config.steps}**")
     cols = ("| 运行 | 负载变异系数 | 辅助损失 | 任务损失 | 丢弃 |" if lang == "zh-CN"

@@ -8,6 +8,11 @@ it as PNG.
 
 Shareable controls are found by walking the tab: every interactive Slider, Number, Checkbox, Radio,
 Dropdown, CheckboxGroup or Textbox with an ``elem_id``.
+
+A control that moved to another tab keeps its old links working: ``moved`` maps its old ``elem_id``
+to ``(old tab, new elem_id)``. A link to the old tab with only moved controls opens the new tab on the
+sub-tab that holds them; a link that also sets the old tab's own controls opens the old tab and sets
+the moved ones where they are now.
 """
 from __future__ import annotations
 
@@ -18,23 +23,11 @@ from urllib.parse import urlencode
 
 import gradio as gr
 
-from components.i18n import t
+from components.i18n import lang_of, t
+from locales import tr
 
 SHAREABLE = (gr.Slider, gr.Number, gr.Checkbox, gr.Radio, gr.Dropdown, gr.CheckboxGroup, gr.Textbox)
 MAX_TEXT_IN_URL = 4000
-
-STRINGS = {
-    "en": {
-        "share_button": "Share link",
-        "share_url": "Link to this tab with these settings",
-        "share_download": "Download figure data (JSON)",
-    },
-    "zh-CN": {
-        "share_button": "分享链接",
-        "share_url": "带当前设置打开本页的链接",
-        "share_download": "下载图表数据（JSON）",
-    },
-}
 
 # Runs in the browser: collect the traces of every plot in the tab and save them as a JSON file.
 DOWNLOAD_JS = """
@@ -65,6 +58,18 @@ def controls_of(block: gr.blocks.BlockContext) -> dict[str, gr.components.Compon
     return found
 
 
+def subtab_of(block: gr.blocks.BlockContext, within: tuple | None = None) -> dict[str, tuple[gr.Tabs, str]]:
+    """For each shareable control inside a nested ``gr.Tabs`` of ``block``: that ``Tabs`` and the id of
+    the ``Tab`` holding it (to select it when a link points at the control)."""
+    found = {}
+    for child in getattr(block, "children", []):
+        here = (block, child.id) if isinstance(child, gr.Tab) and isinstance(block, gr.Tabs) else within
+        if isinstance(child, SHAREABLE) and child.elem_id and here is not None:
+            found[child.elem_id] = here
+        found.update(subtab_of(child, here))
+    return found
+
+
 def encode(tab_id: str, controls: dict, values: list) -> str:
     """The query string of a tab's settings.
 
@@ -91,66 +96,85 @@ def _choice_values(comp) -> list:
 
 
 def decode(comp, raw: str):
-    """A URL value for ``comp``, checked like user input; ``ValueError`` when it is not allowed.
+    """A URL value for ``comp``, checked like user input; ``ValueError(raw)`` when it is not allowed
+    (the page says which setting was ignored, in its language).
 
     >>> decode(gr.Slider(1, 8, step=1), "3")
     3.0
     """
     if isinstance(comp, gr.Checkbox):
         if raw not in ("true", "false"):
-            raise ValueError("must be true or false")
+            raise ValueError(raw)
         return raw == "true"
     if isinstance(comp, (gr.Slider, gr.Number)):
         value = float(raw)
         low, high = getattr(comp, "minimum", None), getattr(comp, "maximum", None)
         if not math.isfinite(value) or (low is not None and value < low) or (high is not None and value > high):
-            raise ValueError(f"must be a number from {low} to {high}")
+            raise ValueError(raw)
         return value
     if isinstance(comp, gr.CheckboxGroup) or (isinstance(comp, gr.Dropdown) and comp.multiselect):
         values = json.loads(raw)
         if not isinstance(values, list) or not set(values) <= set(_choice_values(comp)):
-            raise ValueError(f"must be a list of {_choice_values(comp)}")
+            raise ValueError(raw)
         return values
     if isinstance(comp, (gr.Radio, gr.Dropdown)):
         if raw not in [str(v) for v in _choice_values(comp)]:
-            raise ValueError(f"must be one of {_choice_values(comp)}")
+            raise ValueError(raw)
         return next(v for v in _choice_values(comp) if str(v) == raw)
     if len(raw) > MAX_TEXT_IN_URL:
-        raise ValueError(f"is longer than {MAX_TEXT_IN_URL} characters")
+        raise ValueError(raw)
     return raw
 
 
 def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_controls: dict[str, dict],
-         draws: dict[str, dict | None]) -> None:
+         draws: dict[str, dict | None], moved: dict[str, tuple[str, str]] | None = None) -> None:
     """On page load apply the URL's settings and draw the tab that opens; draw every other tab the
-    first time it is selected.
+    first time it is selected. ``moved``: old elem_id -> (old tab, new elem_id), see the module's docstring.
 
     A page load thus costs one tab's computation, not all of them: what lets a class open the Space
     at the same minute. Whether a tab has been drawn is per-visitor ``gr.State``.
+
+    ``draws[tab_id]`` is the event that draws a tab (``fn``, ``inputs``, ``outputs``), as its
+    ``build()`` returns it; its optional ``leave`` (``fn``, ``inputs``, ``outputs``) runs when the
+    learner selects another tab (the tabs with a Play button pause it there).
     """
+    moved = moved or {}
     order = [(tab_id, elem_id, comp) for tab_id, controls in tab_controls.items()
              for elem_id, comp in controls.items()]
+    owner = {elem_id: tab_id for tab_id, elem_id, _ in order}
+    subtabs = {elem_id: where for tab_id in tab_controls for elem_id, where in subtab_of(tab_blocks[tab_id]).items()}
+    inner = list(dict.fromkeys(subtabs[new][0] for _, new in moved.values() if new in subtabs))   # their Tabs
     first_tab = next(iter(tab_blocks))
     opened = gr.State(first_tab)                                      # the tab the page opens on
 
-    def apply(request: gr.Request):
+    def apply(request: gr.Request) -> dict:
+        """The link's tab and settings, by component; a control the link does not set keeps its value."""
         params = dict(getattr(request, "query_params", None) or {})
         tab = params.get("tab")
-        updates = [gr.Tabs(selected=tab) if tab in tab_controls else gr.skip(),
-                   tab if tab in tab_controls else first_tab]
+        carried = {new for old, (old_tab, new) in moved.items() if old_tab == tab and old in params and new in owner}
+        for old, (old_tab, new) in moved.items():
+            if new in carried:
+                params[new] = params.pop(old)
+        select_inner = {}
+        if carried and not set(params) - {"tab"} - carried:           # only moved controls: open where they are now
+            tab = owner[next(iter(carried))]
+            select_inner = {subtabs[new][0]: subtabs[new][1] for new in carried if new in subtabs}
+        tab = tab if tab in tab_controls else None
+        updates = {tabs: gr.Tabs(selected=tab) if tab else gr.skip(), opened: tab or first_tab}
+        updates.update({inner_tabs: gr.Tabs(selected=select_inner[inner_tabs]) for inner_tabs in inner
+                        if inner_tabs in select_inner})
         for tab_id, elem_id, comp in order:
             raw = params.get(elem_id)
-            if raw is None or tab_id != tab:
-                updates.append(gr.skip())
+            if raw is None or (tab_id != tab and elem_id not in carried):
                 continue
             try:
-                updates.append(decode(comp, raw))
+                updates[comp] = decode(comp, raw)
             except (ValueError, TypeError):
-                gr.Warning(f"link setting {elem_id}={raw[:40]!r} ignored: not an allowed value")
-                updates.append(gr.skip())
+                gr.Warning(tr(lang_of(request), "share_bad_setting", setting=elem_id, value=repr(raw[:40])))
         return updates
 
-    event = demo.load(apply, None, [tabs, opened, *(comp for _, _, comp in order)], show_progress="hidden",
+    every_control = [comp for _, _, comp in order]
+    event = demo.load(apply, None, [tabs, opened, *inner, *every_control], show_progress="hidden",
                       api_visibility="private")
     for tab_id, draw in draws.items():
         if not draw:
@@ -162,6 +186,10 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
                    [drawn, *draw["outputs"]], **common)
         tab_blocks[tab_id].select(draw_once(None, draw["fn"], n, drawn), [opened, drawn, *draw["inputs"]],
                                   [drawn, *draw["outputs"]], **common)
+        leave = draw.get("leave")
+        for other_id, other in tab_blocks.items():
+            if leave and other_id != tab_id:
+                other.select(**leave, api_visibility="private", show_progress="hidden")
 
 
 def draw_once(tab_id: str | None, fn, n_outputs: int, drawn_state: gr.State):

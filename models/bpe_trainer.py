@@ -33,6 +33,7 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from models.bpe_trace import (FIRST_ID, TIES, BPETrace, Merge, Step, check_corpus, split_text)
+from models.checks import InputError, choice
 from models.device import Timing
 from models.limits import BPE_TOP_PAIRS
 
@@ -84,8 +85,7 @@ class BPETrainer:
     def __init__(self, text: str, *, split: str = "none", tie: str = "first",
                  byte_order: Sequence[int] | None = None, top: int = BPE_TOP_PAIRS,
                  vector_min: int = VECTOR_MIN):
-        if tie not in TIES:
-            raise ValueError(f"tie = {tie!r} must be one of {', '.join(TIES)}")
+        choice("bpe_tie", tie, TIES)
         check_corpus(text)
         with gc_paused():
             self._build(text, split, tie, byte_order, top, vector_min)
@@ -100,7 +100,7 @@ class BPETrainer:
         self._rank = list(range(FIRST_ID))
         if byte_order is not None:
             if sorted(byte_order) != self._rank:
-                raise ValueError("byte_order must be a permutation of the 256 byte values")
+                raise InputError("bpe_err_byte_order")
             for r, b in enumerate(byte_order):
                 self._rank[b] = r
 
@@ -200,8 +200,7 @@ class BPETrainer:
             return None
         top = self._top()
         if not top or -top[0][0] < 2:
-            self.stop_reason = ("no pairs are left: every chunk is a single token" if not top
-                                else "no pair occurs twice any more (every remaining pair has count 1)")
+            self.stop_reason = "bpe_stop_single_tokens" if not top else "bpe_stop_no_repeats"
             return None
         count, code = -top[0][0], top[0][2]
         tied = self.hist[count]
@@ -315,7 +314,7 @@ class BPETrainer:
 
         >>> trainer = BPETrainer("aaabdaaabac")
         >>> trainer.train(10), len(trainer.merges), trainer.stop_reason
-        (True, 3, 'no pair occurs twice any more (every remaining pair has count 1)')
+        (True, 3, 'bpe_stop_no_repeats')
         """
         deadline = None if seconds is None else time.perf_counter() + seconds
         with gc_paused():

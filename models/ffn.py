@@ -27,14 +27,16 @@ from torch import nn
 
 from models.device import Timing, resolve_device, timed
 
-FFNKind = Literal["gelu", "relu", "swiglu", "geglu"]
-FFN_KINDS = ("gelu", "relu", "swiglu", "geglu")
-GATED = {"swiglu": F.silu, "geglu": F.gelu}                    # gated kind -> the gate's activation
-PLAIN = {"gelu": F.gelu, "relu": F.relu}
+FFNKind = Literal["gelu", "gelu_tanh", "relu", "swiglu", "geglu"]
+FFN_KINDS = ("gelu", "gelu_tanh", "relu", "swiglu", "geglu")
 
 
 def _gelu_tanh(x: torch.Tensor) -> torch.Tensor:
     return F.gelu(x, approximate="tanh")
+
+
+GATED = {"swiglu": F.silu, "geglu": F.gelu}                    # gated kind -> the gate's activation
+PLAIN = {"gelu": F.gelu, "gelu_tanh": _gelu_tanh, "relu": F.relu}
 
 
 # name -> (activation of the gate input a, gated?). Gated units multiply act(a) by the value b.
@@ -121,17 +123,18 @@ def gated_surface(name: str, limit: float = 3.0, points: int = 61, *,
 
 
 class FFN(nn.Module):
-    """A position-wise FFN ``[*, d] -> [*, d]`` without biases.
+    """A position-wise FFN ``[*, d] -> [*, d]``, the one every model of the app uses.
 
-    ``kind="gelu"|"relu"``: ``W_out · act(W_in x)`` with ``W_in: d -> h`` (2·d·h weights).
-    ``kind="swiglu"|"geglu"``: ``W_out · (act(x W_gate) ⊙ x W_up)``; gate and up are stored fused as
-    ``w_in: d -> 2h`` (gate = first ``h`` rows, as Mixtral's ``gate_up_proj``), 3·d·h weights.
+    ``kind="gelu"|"gelu_tanh"|"relu"``: ``W_out · act(W_in x)`` with ``W_in: d -> h`` (2·d·h weights;
+    ``gelu_tanh`` is GPT-2's tanh approximation). ``kind="swiglu"|"geglu"``: ``W_out · (act(x W_gate) ⊙
+    x W_up)``; gate and up are stored fused as ``w_in: d -> 2h`` (gate = first ``h`` rows, as Mixtral's
+    ``gate_up_proj``), 3·d·h weights. Biases only when asked for (GPT-2 has them; Llama, Mixtral do not).
 
     >>> FFN(4, 8, "swiglu").w_in.weight.shape, sum(p.numel() for p in FFN(4, 8, "gelu").parameters())
     (torch.Size([16, 4]), 64)
     """
 
-    def __init__(self, d_model: int, d_hidden: int, kind: FFNKind = "swiglu", *,
+    def __init__(self, d_model: int, d_hidden: int, kind: FFNKind = "swiglu", *, bias: bool = False,
                  device: torch.device | str | None = None, dtype: torch.dtype | None = None):
         super().__init__()
         if kind not in FFN_KINDS:
@@ -141,8 +144,8 @@ class FFN(nn.Module):
                 raise ValueError(f"{name} = {v!r} must be a positive integer")
         self.kind, self.d_hidden = kind, d_hidden
         width = 2 * d_hidden if kind in GATED else d_hidden
-        self.w_in = nn.Linear(d_model, width, bias=False, device=device, dtype=dtype)
-        self.w_out = nn.Linear(d_hidden, d_model, bias=False, device=device, dtype=dtype)
+        self.w_in = nn.Linear(d_model, width, bias=bias, device=device, dtype=dtype)
+        self.w_out = nn.Linear(d_hidden, d_model, bias=bias, device=device, dtype=dtype)
 
     def hidden(self, x: torch.Tensor) -> torch.Tensor:
         """The activations between the two matrices, ``[*, h]``."""

@@ -1,25 +1,18 @@
-"""A tiny GPT with a KV cache, and one attention class whose variant is a config switch.
+"""The KV tab's tiny GPT and generation with a KV cache, on the one transformer.
 
-The decoder is Llama-shaped (pre-norm RMSNorm, rotary positions, SwiGLU FFN, no biases). Attention:
-
-- **MHA / GQA / MQA** by ``n_kv_heads`` (``= n_heads`` / between / ``1``): query head ``h`` reads KV
-  head ``h // (n_heads / n_kv_heads)`` (Ainslie et al. 2023, GQA, §2; Shazeer 2019, MQA).
-- **MLA** (``attention="mla"``, DeepSeek-AI 2024, DeepSeek-V2 §2.1): the hidden state is compressed
-  into one latent ``c = RMSNorm(W_DKV h)`` of width ``kv_latent_dim``; per head, ``k = W_UK c`` and
-  ``v = W_UV c``. RoPE would make ``W_UK`` position-dependent, so positions ride on a *decoupled*
-  key ``k^R = RoPE(W_KR h)`` of width ``rope_dim`` shared by all heads, and a per-head ``q^R``; the
-  score is ``(q·k + q^R·k^R) / sqrt(head_dim + rope_dim)`` (eq. 14–18). The cache holds only ``c``
-  and ``k^R``. Attention runs in the *absorbed* form for prefill and decode alike: ``W_UK`` is
-  folded into the query (``q·W_UK c = (W_UKᵀ q)·c``) and ``W_UV`` applied after the weighted sum,
-  so attention is MQA over the latent and the keys and values are never materialised.
-
-Positions: RoPE everywhere (rotate-half form of HF Llama, on the whole head for MHA/GQA/MQA, on the
-decoupled part for MLA). DeepSeek's low-rank *query* compression (``q_lora_rank``) is left out:
-it saves training activations, not cache (DeepSeek-V2-Lite has none either).
+:class:`GPTConfig` names the tiny GPT's few choices (sizes, MHA/GQA/MQA by ``n_kv_heads``, or MLA with
+its latent width); :meth:`GPTConfig.transformer` turns them into the :class:`~models.transformer.TransformerConfig`
+of a Llama-shaped decoder (pre-norm RMSNorm, rotary positions, SwiGLU FFN, no biases, GPT-2's init).
+:class:`TinyGPT` is that :class:`~models.transformer.Transformer` whose ``forward(ids)`` without a cache
+creates one, fills it and returns it (the contract of the KV tab; the transformer itself keeps none
+unless given one). Attention variants and MLA's absorbed form: :mod:`models.transformer.attention`.
 
 Generation (:func:`generate_steps`): prefill runs the prompt once and fills the cache; each decode
 step feeds one token. ``use_cache=False`` recomputes the whole sequence every step, for
-comparison. Not handled: batched generation of unequal lengths, beam search, top-k/top-p.
+comparison. Each next token is drawn by :func:`sample_next` from the distribution that
+:func:`filter_logits` leaves after temperature, top-k and top-p (the Attention tab draws the same
+filters). Not handled: batched generation of unequal lengths, beam search, repetition penalties,
+min-p and typical sampling.
 """
 from __future__ import annotations
 
@@ -30,27 +23,29 @@ from typing import Iterator, Literal
 
 import numpy as np
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
+from models.checks import InputError, number, whole
 from models.device import Timing, device_name, generator, timed
-from models.kv_cache import KVCache, cached_causal_mask, kv_cache_bytes, mla_cache_bytes
+from models.kv_cache import KVCache, kv_cache_bytes, mla_cache_bytes
+from models.limits import SAMPLING_MAX_TEMPERATURE as MAX_TEMPERATURE
+from models.transformer import Transformer, TransformerConfig
+from models.transformer.positions import rope_rotate, rope_tables
 
-__all__ = ["GPTConfig", "TinyGPT", "KVCache", "GenerationTrace", "Step", "Pair", "generate", "generate_steps",
-           "side_by_side",
-           "kv_cache_bytes", "mla_cache_bytes", "rope_rotate", "rope_tables"]
+__all__ = ["GPTConfig", "TinyGPT", "KVCache", "GenerationTrace", "Step", "Pair", "Filtered", "filter_logits",
+           "sample_next", "generate", "generate_steps", "side_by_side", "kv_cache_bytes", "mla_cache_bytes",
+           "rope_rotate", "rope_tables"]
 
 
 @dataclass(frozen=True)
 class GPTConfig:
-    """The shape of a :class:`TinyGPT`; validates itself.
+    """The shape of a :class:`TinyGPT`; validates itself (through its :class:`TransformerConfig`).
 
     >>> GPTConfig(vocab_size=96, n_layers=4, d_model=128, n_heads=4, n_kv_heads=2, max_seq_len=256).variant
     'GQA'
     >>> GPTConfig(96, 4, 128, 4, 3, 256)
     Traceback (most recent call last):
     ...
-    ValueError: n_kv_heads = 3 must divide n_heads = 4
+    models.checks.InputError: n_kv_heads = 3 must divide n_heads = 4
     """
 
     vocab_size: int
@@ -65,62 +60,23 @@ class GPTConfig:
     ffn_dim: int | None = None             # SwiGLU width (None: 8/3 · d_model, rounded up to 32)
     rope_base: float = 10000.0
 
-    def __post_init__(self):
-        def whole(name, value, low=1):
-            if isinstance(value, bool) or not isinstance(value, int) or value < low:
-                raise ValueError(f"{name} = {value!r} must be a whole number ≥ {low}")
-        for name in ("vocab_size", "n_layers", "d_model", "n_heads", "n_kv_heads", "max_seq_len"):
-            whole(name, getattr(self, name))
-        if self.d_model % self.n_heads:
-            raise ValueError(f"n_heads = {self.n_heads} must divide d_model = {self.d_model}")
-        if self.n_kv_heads > self.n_heads:
-            raise ValueError(f"n_kv_heads = {self.n_kv_heads} must be from 1 to n_heads = {self.n_heads}")
-        if self.n_heads % self.n_kv_heads:
-            raise ValueError(f"n_kv_heads = {self.n_kv_heads} must divide n_heads = {self.n_heads}")
-        if self.attention not in ("mha", "mla"):
-            raise ValueError(f"attention = {self.attention!r} must be 'mha' (MHA/GQA/MQA by n_kv_heads) or 'mla'")
-        if self.attention == "mla":
-            whole("kv_latent_dim", self.kv_latent_dim)
-            if self.n_kv_heads != self.n_heads:
-                raise ValueError(f"MLA decompresses a key and value for every head: n_kv_heads = "
-                                 f"{self.n_kv_heads} must equal n_heads = {self.n_heads}")
-            if self.rope_dim is not None:
-                whole("rope_dim", self.rope_dim, low=2)
-        elif self.kv_latent_dim is not None or self.rope_dim is not None:
-            raise ValueError("kv_latent_dim and rope_dim are MLA settings: use attention='mla'")
-        if self.rope_width % 2:
-            raise ValueError(f"RoPE rotates pairs: its width {self.rope_width} must be even")
-        if self.ffn_dim is not None:
-            whole("ffn_dim", self.ffn_dim)
-        if not (isinstance(self.rope_base, (int, float)) and self.rope_base > 1):
-            raise ValueError(f"rope_base = {self.rope_base!r} must be a number > 1")
+    def __post_init__(self):                                    # the transformer's config validates every field
+        object.__setattr__(self, "_transformer", TransformerConfig(
+            vocab_size=self.vocab_size, n_layers=self.n_layers, d_model=self.d_model, n_heads=self.n_heads,
+            max_seq_len=self.max_seq_len, n_kv_heads=self.n_kv_heads, attention=self.attention,
+            kv_latent_dim=self.kv_latent_dim, rope_dim=self.rope_dim, rope_base=self.rope_base, d_ff=self.ffn_dim,
+            positions="rope", norm="rmsnorm", placement="pre", ffn="swiglu", init="normal"))
 
-    @property
-    def head_dim(self) -> int:
-        return self.d_model // self.n_heads
+    def transformer(self) -> TransformerConfig:
+        """The one transformer's config of this tiny GPT."""
+        return self._transformer
 
-    @property
-    def group_size(self) -> int:
-        """Query heads per KV head."""
-        return self.n_heads // self.n_kv_heads
-
-    @property
-    def rope_width(self) -> int:
-        """Dimensions RoPE rotates: the whole head (MHA/GQA/MQA) or the decoupled part (MLA)."""
-        if self.attention == "mla":
-            return self.rope_dim if self.rope_dim is not None else self.head_dim // 2
-        return self.head_dim
-
-    @property
-    def ffn_width(self) -> int:
-        return self.ffn_dim or 32 * math.ceil(8 * self.d_model / 3 / 32)
-
-    @property
-    def variant(self) -> str:
-        """"MHA", "GQA", "MQA" or "MLA"."""
-        if self.attention == "mla":
-            return "MLA"
-        return "MHA" if self.n_kv_heads == self.n_heads else "MQA" if self.n_kv_heads == 1 else "GQA"
+    # what the KV tab reads, from the transformer's config
+    head_dim = property(lambda self: self.transformer().head_dim)
+    group_size = property(lambda self: self.transformer().group_size)
+    rope_width = property(lambda self: self.transformer().rope_width)
+    ffn_width = property(lambda self: self.transformer().d_ff)
+    variant = property(lambda self: self.transformer().variant)
 
     def cache_elements_per_token(self) -> int:
         """Numbers cached per token, all layers: 2·L·n_kv·head_dim, or L·(latent + rope) for MLA.
@@ -128,132 +84,12 @@ class GPTConfig:
         >>> GPTConfig(96, 4, 128, 4, 1, 256).cache_elements_per_token()
         256
         """
-        if self.attention == "mla":
-            return self.n_layers * (self.kv_latent_dim + self.rope_width)
-        return 2 * self.n_layers * self.n_kv_heads * self.head_dim
+        return self.transformer().cache_elements_per_token()
 
 
-# --------------------------------------------------------------------------- rotary positions
-def rope_tables(n_positions: int, dim: int, base: float = 10000.0) -> tuple[torch.Tensor, torch.Tensor]:
-    """``cos, sin`` of shape ``(n_positions, dim)`` for the rotate-half form (HF Llama).
-
-    Pair ``(i, i + dim/2)`` turns by ``position · base^(−2i/dim)``.
-
-    >>> cos, sin = rope_tables(3, 4)
-    >>> cos.shape, float(sin[1, 0])                 # position 1, frequency 1: sin(1)
-    (torch.Size([3, 4]), 0.8414709568023682)
-    """
-    from models.positions import rope_angles, rope_inv_freq      # the Positions tab's frequencies
-    angles = rope_angles(torch.arange(n_positions), rope_inv_freq(dim, base, device="cpu"))   # (T, dim/2)
-    angles = torch.cat([angles, angles], -1)                                       # (T, dim)
-    return angles.cos().float(), angles.sin().float()
-
-
-def rope_rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate ``x`` of shape ``(..., T, dim)`` by the tables' rows for its ``T`` positions: what
-    :func:`models.positions.apply_rope` computes (``style="half"``), with the tables made once per model
-    for the decode loop."""
-    half = x.shape[-1] // 2
-    rotated = torch.cat([-x[..., half:], x[..., :half]], -1)                      # rotate_half(x)
-    return x * cos + rotated * sin
-
-
-# --------------------------------------------------------------------------- the model
-def attend(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
-    """Causal attention of ``T`` new queries (the last ``T`` of ``S`` positions) over ``S`` keys.
-
-    ``q (B, H, T, E)``, ``k (B, n_kv, S, E)``, ``v (B, n_kv, S, Ev)`` with ``n_kv`` dividing ``H``
-    (consecutive query heads share a KV head) -> ``(B, H, T, Ev)``.
-    """
-    T, S = q.shape[-2], k.shape[-2]
-    if T == 1:                      # one decode step: the newest token sees every cached key
-        mask, causal = None, False
-    elif T == S:                    # nothing cached before: the square causal mask
-        mask, causal = None, True
-    else:                           # queries are the last T positions: aligned bottom-right
-        mask, causal = cached_causal_mask(T, S, q.device), False
-    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale,
-                                          enable_gqa=k.shape[1] != q.shape[1])
-
-
-class Attention(nn.Module):
-    """Causal self-attention; ``n_kv_heads`` picks MHA/GQA/MQA, ``attention="mla"`` picks MLA."""
-
-    def __init__(self, cfg: GPTConfig):
-        super().__init__()
-        self.cfg = cfg
-        H, hd = cfg.n_heads, cfg.head_dim
-        if cfg.attention == "mla":
-            r, dr = cfg.kv_latent_dim, cfg.rope_width
-            self.split = [H * (hd + dr), r, dr]              # queries (per head: hd | rope), W_DKV, W_KR
-            self.kv_norm = nn.RMSNorm(r, eps=1e-5)
-            self.kv_up = nn.Linear(r, H * 2 * hd, bias=False)   # W_UK and W_UV, head by head
-            self.scale = 1 / math.sqrt(hd + dr)
-        else:
-            self.split = [H * hd, cfg.n_kv_heads * hd, cfg.n_kv_heads * hd]
-            self.scale = 1 / math.sqrt(hd)
-        self.qkv = nn.Linear(cfg.d_model, sum(self.split), bias=False)
-        self.out = nn.Linear(H * hd, cfg.d_model, bias=False)
-
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, cache: KVCache | None,
-                layer: int) -> torch.Tensor:
-        B, T, _ = x.shape
-        H, hd = self.cfg.n_heads, self.cfg.head_dim
-        q, kv_a, kv_b = self.qkv(x).split(self.split, -1)                  # MHA: k, v; MLA: c, k^R
-        if self.cfg.attention == "mla":
-            y = self._mla(q, kv_a, kv_b, cos, sin, cache, layer)            # (B, H, T, hd)
-        else:
-            q = rope_rotate(q.view(B, T, H, hd).transpose(1, 2), cos, sin)     # (B, H, T, hd)
-            k = rope_rotate(kv_a.view(B, T, -1, hd).transpose(1, 2), cos, sin)  # (B, n_kv, T, hd)
-            v = kv_b.view(B, T, -1, hd).transpose(1, 2)                       # (B, n_kv, T, hd)
-            if cache is not None:
-                k, v = cache.update(layer, k, v)                            # (B, n_kv, S, hd)
-            y = attend(q, k, v, self.scale)                                 # (B, H, T, hd)
-        return self.out(y.transpose(1, 2).reshape(B, T, H * hd))            # (B, T, d)
-
-    def _mla(self, q, c, k_rope, cos, sin, cache, layer):
-        """DeepSeek-V2 eq. 9–19 in the absorbed form; the cache gets ``[c_t, k^R_t]`` only."""
-        B, T, _ = q.shape
-        H, hd, r = self.cfg.n_heads, self.cfg.head_dim, self.cfg.kv_latent_dim
-        q = q.view(B, T, H, -1).transpose(1, 2)                             # (B, H, T, hd + dr)
-        q_nope, q_rope = q.split([hd, self.cfg.rope_width], -1)
-        latent = torch.cat([self.kv_norm(c)[:, None],                       # (B, 1, T, r): c_t
-                            rope_rotate(k_rope[:, None], cos, sin)], -1)     # (B, 1, T, r + dr): + k^R_t
-        if cache is not None:
-            (latent,) = cache.update(layer, latent)                         # (B, 1, S, r + dr)
-        w_uk, w_uv = self.kv_up.weight.view(H, 2 * hd, r).split(hd, 1)      # (H, hd, r) each
-        q_latent = torch.cat([q_nope @ w_uk,                                # (B, H, T, r): W_UK absorbed
-                              rope_rotate(q_rope, cos, sin)], -1)            # (B, H, T, r + dr)
-        o_latent = attend(q_latent, latent, latent[..., :r], self.scale)    # (B, H, T, r): MQA on c
-        return o_latent @ w_uv.transpose(1, 2)                              # (B, H, T, hd): W_UV absorbed
-
-
-class SwiGLU(nn.Module):
-    def __init__(self, d_model: int, hidden: int):
-        super().__init__()
-        self.gate_up = nn.Linear(d_model, 2 * hidden, bias=False)
-        self.down = nn.Linear(hidden, d_model, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        gate, up = self.gate_up(x).chunk(2, -1)                             # (B, T, hidden) each
-        return self.down(F.silu(gate) * up)                                 # (B, T, d)
-
-
-class Block(nn.Module):
-    """Pre-norm: ``x + attn(norm(x))``, then ``x + ffn(norm(x))``."""
-
-    def __init__(self, cfg: GPTConfig):
-        super().__init__()
-        self.attn_norm, self.ffn_norm = nn.RMSNorm(cfg.d_model, eps=1e-5), nn.RMSNorm(cfg.d_model, eps=1e-5)
-        self.attn, self.ffn = Attention(cfg), SwiGLU(cfg.d_model, cfg.ffn_width)
-
-    def forward(self, x, cos, sin, cache, layer):
-        x = x + self.attn(self.attn_norm(x), cos, sin, cache, layer)
-        return x + self.ffn(self.ffn_norm(x))
-
-
-class TinyGPT(nn.Module):
-    """A decoder-only language model. Modules are built on the CPU; callers move them.
+class TinyGPT(Transformer):
+    """The KV tab's decoder: a :class:`Transformer` of a :class:`GPTConfig`. Modules are built on the
+    CPU; callers move them. ``forward(ids)`` without a cache creates, fills and returns one.
 
     >>> cfg = GPTConfig(vocab_size=11, n_layers=2, d_model=16, n_heads=4, n_kv_heads=2, max_seq_len=8)
     >>> logits, cache = TinyGPT(cfg)(torch.tensor([[1, 2, 3]]))
@@ -262,47 +98,17 @@ class TinyGPT(nn.Module):
     """
 
     def __init__(self, config: GPTConfig):
-        super().__init__()
-        self.config = config
-        self.embed = nn.Embedding(config.vocab_size, config.d_model)
-        self.blocks = nn.ModuleList(Block(config) for _ in range(config.n_layers))
-        self.norm = nn.RMSNorm(config.d_model, eps=1e-5)
-        self.head = nn.Linear(config.d_model, config.vocab_size, bias=False)
-        cos, sin = rope_tables(config.max_seq_len, config.rope_width, config.rope_base)
-        self.register_buffer("rope_cos", cos, persistent=False)            # (max_seq_len, rope)
-        self.register_buffer("rope_sin", sin, persistent=False)
-        self.apply(self._init)
-        for block in self.blocks:                                           # GPT-2: residual writes scaled
-            for proj in (block.attn.out, block.ffn.down):
-                nn.init.normal_(proj.weight, std=0.02 / math.sqrt(2 * config.n_layers))
+        super().__init__(config.transformer())
 
-    @staticmethod
-    def _init(module: nn.Module) -> None:
-        if isinstance(module, (nn.Linear, nn.Embedding)):
-            nn.init.normal_(module.weight, std=0.02)
-
-    def forward(self, ids: torch.Tensor, cache: KVCache | None = None, *,
+    def forward(self, ids: torch.Tensor, cache: KVCache | None = None, probe=None, *,
                 use_cache: bool = True) -> tuple[torch.Tensor, KVCache | None]:
         """``ids (B, T)`` -> ``logits (B, T, vocab)`` and the cache, now holding ``ids`` too.
 
-        With ``cache=None`` a fresh cache of the full context is created and filled. With a cache,
-        ``ids`` are the next positions after those it holds. ``use_cache=False`` keeps nothing
-        (training, and decoding without a cache) and returns ``None`` for the cache.
+        ``use_cache=False`` keeps nothing (training, and decoding without a cache) and returns ``None``.
         """
-        B, T = ids.shape
         if use_cache and cache is None:
-            cache = KVCache(self.config, batch=B, device=ids.device, dtype=self.head.weight.dtype)
-        start = cache.length if cache is not None else 0
-        if start + T > self.config.max_seq_len:
-            raise ValueError(f"{start} cached + {T} new tokens exceed the context of "
-                             f"{self.config.max_seq_len} tokens")
-        cos, sin = self.rope_cos[start:start + T], self.rope_sin[start:start + T]   # (T, rope)
-        x = self.embed(ids)                                                 # (B, T, d)
-        for layer, block in enumerate(self.blocks):
-            x = block(x, cos, sin, cache if use_cache else None, layer)
-        if cache is not None and use_cache:
-            cache.advance(T)
-        return self.head(self.norm(x)), (cache if use_cache else None)      # (B, T, vocab)
+            cache = self.new_cache(batch=ids.shape[0])
+        return super().forward(ids, cache if use_cache else None, probe)
 
 
 # --------------------------------------------------------------------------- generation
@@ -328,43 +134,129 @@ class GenerationTrace:
     timing: Timing | None = None
 
 
-def check_generation(config: GPTConfig, prompt_len: int, max_new_tokens: int, temperature: float) -> None:
-    """``ValueError`` unless a prompt of ``prompt_len`` and ``max_new_tokens`` fit the model."""
+def check_generation(config: TransformerConfig, prompt_len: int, max_new_tokens: int, temperature: float,
+                     top_k: int | None = None, top_p: float | None = None) -> None:
+    """``InputError`` unless a prompt of ``prompt_len`` and ``max_new_tokens`` fit the model and the
+    sampling settings are valid (:func:`check_sampling`)."""
     if prompt_len < 1:
-        raise ValueError("the prompt is empty: type at least one character")
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens = {max_new_tokens!r} must be a whole number ≥ 1")
+        raise InputError("kv_err_empty_prompt")
+    whole("max_new_tokens", max_new_tokens, 1)
     if prompt_len + max_new_tokens > config.max_seq_len:
-        raise ValueError(f"the prompt ({prompt_len} tokens) plus {max_new_tokens} new tokens is "
-                         f"{prompt_len + max_new_tokens}: the model's context is {config.max_seq_len} tokens")
-    if not (isinstance(temperature, (int, float)) and 0 <= temperature <= 10):
-        raise ValueError(f"temperature = {temperature!r} must be a number from 0 (greedy) to 10")
+        raise InputError("kv_err_too_long", prompt=prompt_len, new=max_new_tokens, total=prompt_len + max_new_tokens,
+                         context=config.max_seq_len)
+    check_sampling(temperature, top_k, top_p, config.vocab_size)
+
+
+def check_sampling(temperature: float, top_k: int | None, top_p: float | None,
+                   vocab_size: int) -> tuple[float, int | None, float | None]:
+    """The sampling settings in their types, or ``InputError``: temperature in [0, 10], top-k a whole
+    number from 1 to the vocabulary (``None``: off), top-p in (0, 1] (``None``: off).
+
+    >>> check_sampling(0.7, 5.0, 1, 61)
+    (0.7, 5, 1.0)
+    >>> check_sampling(1.0, None, 0.0, 61)
+    Traceback (most recent call last):
+    ...
+    models.checks.InputError: top-p = 0: must be a number above 0 and at most 1
+    """
+    return (number("temperature", temperature, 0, MAX_TEMPERATURE),
+            None if top_k is None else whole("sample_top_k", top_k, 1, vocab_size),
+            None if top_p is None else number("sample_top_p", top_p, 0, 1, above=True))
+
+
+@dataclass(frozen=True)
+class Filtered:
+    """The next-token distribution at each filter, on the last dimension (``…, vocab``).
+
+    ``probs``: ``softmax(logits / temperature)`` (one-hot on the argmax at temperature 0);
+    ``top_k`` / ``top_p``: True where a token survives that filter (top-p applied after top-k);
+    ``final``: ``probs`` restricted to the survivors and renormalised, what :func:`sample_next` draws from.
+    """
+
+    probs: torch.Tensor
+    top_k: torch.Tensor
+    top_p: torch.Tensor
+    final: torch.Tensor
+
+
+def filter_logits(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
+                  top_p: float | None = None) -> Filtered:
+    """Temperature, then top-k, then top-p, in the order of Hugging Face's ``generate`` warpers.
+
+    - **temperature** T divides the logits (T = 0: greedy, all mass on the largest logit; ties go to the
+      first, as ``argmax``).
+    - **top-k** keeps the tokens whose logit is at least the k-th largest (ties at the k-th all stay,
+      as Hugging Face's ``TopKLogitsWarper``); ``None`` keeps all.
+    - **top-p** (nucleus, Holtzman et al. 2020) keeps, of the top-k survivors renormalised, the smallest
+      set of most likely tokens whose mass reaches p: sorted by probability, a token stays while the
+      mass before it is below p (so the most likely token always stays); ``None`` or 1 keeps all.
+
+    >>> f = filter_logits(torch.tensor([0.5, 0.3, 0.15, 0.05]).log(), top_p=0.8)
+    >>> f.top_p.tolist(), [round(p, 3) for p in f.final.tolist()]     # 0.5 + 0.3 reaches 0.8
+    ([True, True, False, False], [0.625, 0.375, 0.0, 0.0])
+    >>> filter_logits(torch.tensor([1.0, 3.0, 3.0, 0.0]), top_k=1).top_k.tolist()   # a tie at the k-th stays
+    [False, True, True, False]
+    """
+    logits = logits.float()
+    if temperature == 0:
+        probs = torch.zeros_like(logits).scatter_(-1, logits.argmax(-1, keepdim=True), 1.0)
+    else:
+        probs = torch.softmax(logits / temperature, -1)                               # (…, V)
+    keep_k = torch.ones_like(probs, dtype=torch.bool)
+    if top_k is not None and top_k < logits.shape[-1]:
+        kth = probs.topk(top_k, -1).values[..., -1:]                                  # (…, 1): the k-th largest
+        keep_k = probs >= kth
+    kept = torch.where(keep_k, probs, 0.0)
+    kept = kept / kept.sum(-1, keepdim=True)                                          # renormalised over top-k
+    keep_p = keep_k.clone()
+    if top_p is not None and top_p < 1:
+        sorted_p, order = kept.sort(-1, descending=True)                             # (…, V)
+        before = sorted_p.cumsum(-1) - sorted_p                                       # mass of the tokens above
+        keep_p = torch.zeros_like(keep_k).scatter_(-1, order, before < top_p) & keep_k
+    final = torch.where(keep_p, kept, 0.0)
+    return Filtered(probs, keep_k, keep_p, final / final.sum(-1, keepdim=True))
+
+
+def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | None = None,
+                top_p: float | None = None, draw: torch.Generator | None = None) -> torch.Tensor:
+    """One token per row of ``logits (B, vocab)`` -> ``(B, 1)``, from :func:`filter_logits`'s ``final``.
+
+    Greedy (``argmax``, no random number drawn) when ``temperature == 0`` or ``top_k == 1``; otherwise
+    ``torch.multinomial`` with the generator ``draw``. Without top-k and top-p this is exactly a sample
+    from ``softmax(logits / temperature)``.
+
+    >>> sample_next(torch.tensor([[0.0, 5.0, 1.0]]), temperature=0.0).tolist()
+    [[1]]
+    """
+    if temperature == 0 or top_k == 1:
+        return logits.argmax(-1, keepdim=True)                                        # (B, 1)
+    return torch.multinomial(filter_logits(logits, temperature, top_k, top_p).final, 1, generator=draw)
 
 
 @torch.no_grad()
-def generate_steps(model: TinyGPT, prompt_ids: list[int], max_new_tokens: int, *, use_cache: bool = True,
-                   temperature: float = 0.0, seed: int = 0) -> Iterator[tuple[Step, KVCache | None]]:
+def generate_steps(model: Transformer, prompt_ids: list[int], max_new_tokens: int, *, use_cache: bool = True,
+                   temperature: float = 0.0, top_k: int | None = None, top_p: float | None = None,
+                   seed: int = 0) -> Iterator[tuple[Step, KVCache | None]]:
     """Generate token by token, yielding each :class:`Step` and the live cache (``None`` uncached).
 
     With the cache: step 0 is the prefill (the prompt at once, filling the cache), every later
     step feeds only the newest token. Without: every step runs the whole sequence again.
     The cache is preallocated for exactly ``len(prompt) + max_new_tokens − 1`` positions (the last
-    token is returned, never fed back).
+    token is returned, never fed back). Each token is drawn by :func:`sample_next`.
     """
     cfg = model.config
-    check_generation(cfg, len(prompt_ids), max_new_tokens, temperature)
+    check_generation(cfg, len(prompt_ids), max_new_tokens, temperature, top_k, top_p)
     if min(prompt_ids) < 0 or max(prompt_ids) >= cfg.vocab_size:
-        raise ValueError(f"token ids must be from 0 to {cfg.vocab_size - 1}")
+        raise InputError("kv_err_token_ids", high=cfg.vocab_size - 1)
     device = model.head.weight.device
     draw = generator(seed, device) if temperature > 0 else None
     seq = torch.tensor([prompt_ids], device=device)                         # (1, P)
-    cache = (KVCache(cfg, capacity=len(prompt_ids) + max_new_tokens - 1, device=device,
-                     dtype=model.head.weight.dtype) if use_cache else None)
+    cache = model.new_cache(capacity=len(prompt_ids) + max_new_tokens - 1) if use_cache else None
     feed = seq
     for step in range(max_new_tokens):
         with timed(device) as watch:
-            logits, _ = model(feed, cache, use_cache=use_cache)             # (1, T, vocab)
-            token = _pick(logits[:, -1], temperature, draw)                 # (1, 1)
+            logits, _ = Transformer.forward(model, feed, cache)             # (1, T, vocab); no cache: none kept
+            token = sample_next(logits[:, -1], temperature, top_k, top_p, draw)   # (1, 1)
             if use_cache:
                 feed = token
             else:
@@ -374,16 +266,9 @@ def generate_steps(model: TinyGPT, prompt_ids: list[int], max_new_tokens: int, *
         yield (Step(token_id, watch.timing.ms, sum(per_layer), per_layer, len(prompt_ids) + step), cache)
 
 
-def _pick(logits: torch.Tensor, temperature: float, draw: torch.Generator | None) -> torch.Tensor:
-    """Greedy (``temperature == 0``) or a sample from ``softmax(logits / temperature)``."""
-    if temperature == 0:
-        return logits.argmax(-1, keepdim=True)                              # (1, 1)
-    probs = torch.softmax(logits.float() / temperature, -1)                 # (1, vocab)
-    return torch.multinomial(probs, 1, generator=draw)                      # (1, 1)
-
-
-def generate(model: TinyGPT, prompt_ids: list[int], max_new_tokens: int, *, use_cache: bool = True,
-             temperature: float = 0.0, seed: int = 0) -> GenerationTrace:
+def generate(model: Transformer, prompt_ids: list[int], max_new_tokens: int, *, use_cache: bool = True,
+             temperature: float = 0.0, top_k: int | None = None, top_p: float | None = None,
+             seed: int = 0) -> GenerationTrace:
     """All of :func:`generate_steps` at once.
 
     >>> _ = torch.manual_seed(0); model = TinyGPT(GPTConfig(11, 2, 16, 4, 1, 16))
@@ -397,7 +282,7 @@ def generate(model: TinyGPT, prompt_ids: list[int], max_new_tokens: int, *, use_
     device = model.head.weight.device
     with timed(device) as watch:
         for step, _ in generate_steps(model, prompt_ids, max_new_tokens, use_cache=use_cache,
-                                      temperature=temperature, seed=seed):
+                                      temperature=temperature, top_k=top_k, top_p=top_p, seed=seed):
             trace.new_tokens.append(step.token)
             trace.cache_bytes.append(step.cache_bytes)
             trace.cache_bytes_per_layer.append(step.cache_bytes_per_layer)
@@ -416,8 +301,9 @@ class Pair:
     picture: np.ndarray | None                  # (L, rows, length) float32: RMS of each cached vector, when due
 
 
-def side_by_side(model: TinyGPT, prompt_ids: list[int], max_new_tokens: int, *, temperature: float = 0.0,
-                 seed: int = 0, picture_interval_s: float = 0.2) -> Iterator[Pair]:
+def side_by_side(model: Transformer, prompt_ids: list[int], max_new_tokens: int, *, temperature: float = 0.0,
+                 top_k: int | None = None, top_p: float | None = None, seed: int = 0,
+                 picture_interval_s: float = 0.2) -> Iterator[Pair]:
     """Decode with and without the cache, one step of each in turn (same machine load for both).
 
     Each decode follows its own tokens, so equal tokens are a real check that the cache changes
@@ -425,9 +311,9 @@ def side_by_side(model: TinyGPT, prompt_ids: list[int], max_new_tokens: int, *, 
     last steps and whenever ``picture_interval_s`` seconds of decoding have passed since the
     consumer finished with the previous one (drawing it does not eat into the decoding time).
     """
-    cached = generate_steps(model, prompt_ids, max_new_tokens, temperature=temperature, seed=seed)
-    uncached = generate_steps(model, prompt_ids, max_new_tokens, use_cache=False, temperature=temperature,
-                              seed=seed)
+    sampling = dict(temperature=temperature, top_k=top_k, top_p=top_p, seed=seed)
+    cached = generate_steps(model, prompt_ids, max_new_tokens, **sampling)
+    uncached = generate_steps(model, prompt_ids, max_new_tokens, use_cache=False, **sampling)
     last = -math.inf
     for i, ((c, cache), (u, _)) in enumerate(zip(cached, uncached)):
         if i == max_new_tokens - 1 or time.perf_counter() - last >= picture_interval_s:

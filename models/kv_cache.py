@@ -40,12 +40,18 @@ from typing import TYPE_CHECKING
 
 import torch
 
+from models.checks import InputError, choice
 from models.calculator import (PRESETS, ModelSpec, bytes_per_element, cache_outgrows_weights, count_params,
                                kv_elements_per_token, with_changes)
 from models.calculator import kv_cache_bytes as calc_kv_bytes
 
 if TYPE_CHECKING:                                     # the config lives beside the model
-    from models.generation import GPTConfig
+    from models.transformer.config import TransformerConfig
+
+
+def _transformer_config(config) -> "TransformerConfig":
+    """A :class:`~models.transformer.TransformerConfig`, also from the KV tab's ``GPTConfig``."""
+    return config.transformer() if hasattr(config, "transformer") else config
 
 
 def kv_cache_bytes(n_layers: int, n_kv_heads: int, head_dim: int, seq_len: int, batch: int = 1,
@@ -81,56 +87,58 @@ def cached_causal_mask(n_queries: int, n_keys: int, device: torch.device | str |
     [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]
     """
     if not 1 <= n_queries <= n_keys:
-        raise ValueError(f"{n_queries} new queries need 1 ≤ queries ≤ keys = {n_keys}")
+        raise InputError("kv_err_queries", queries=n_queries, keys=n_keys)
     ones = torch.ones(n_queries, n_keys, dtype=torch.bool, device=device)
     return ones.tril(diagonal=n_keys - n_queries)                    # (T, S)
 
 
-def cache_rows(config: "GPTConfig") -> list[tuple[str, int]]:
+def cache_rows(config) -> list[tuple[str, int]]:
     """What one layer caches per token, as ``(name, numbers)`` rows in picture order.
 
-    >>> from models.generation import GPTConfig
-    >>> cache_rows(GPTConfig(10, 1, 16, 4, 2, 8))
+    >>> from models.transformer import TransformerConfig
+    >>> cache_rows(TransformerConfig(10, 1, 16, 4, 8, n_kv_heads=2))
     [('K0', 4), ('K1', 4), ('V0', 4), ('V1', 4)]
-    >>> cache_rows(GPTConfig(10, 1, 16, 4, 4, 8, attention="mla", kv_latent_dim=6, rope_dim=2))
+    >>> cache_rows(TransformerConfig(10, 1, 16, 4, 8, attention="mla", kv_latent_dim=6, rope_dim=2))
     [('latent c', 6), ('RoPE key', 2)]
     """
+    config = _transformer_config(config)
     if config.attention == "mla":
-        return [("latent c", config.kv_latent_dim), ("RoPE key", config.rope_width)]
+        return [("latent c", config.kv_latent_dim), ("RoPE key", config.rope_dim)]
     return ([(f"K{h}", config.head_dim) for h in range(config.n_kv_heads)]
-            + [(f"V{h}", config.head_dim) for h in range(config.n_kv_heads)])
+            + [(f"V{h}", config.v_head_dim) for h in range(config.n_kv_heads)])
 
 
 class KVCache:
     """Per-layer buffers preallocated for ``capacity`` positions, filled ``length`` positions deep.
 
-    MHA/GQA/MQA keep ``keys`` and ``values`` of shape ``(L, B, n_kv, capacity, head_dim)``; MLA keeps
-    one buffer ``(L, B, 1, capacity, latent + rope)`` whose first ``latent`` columns are ``c_t`` and
-    whose last ``rope`` columns are the decoupled RoPE key (one "KV head": at decode time MLA is
-    MQA over the latent, DeepSeek-V2 appendix C).
+    MHA/GQA/MQA keep ``keys`` ``(L, B, n_kv, capacity, head_dim)`` and ``values`` ``(L, B, n_kv,
+    capacity, v_head_dim)``; MLA keeps one buffer ``(L, B, 1, capacity, latent + rope)`` whose first
+    ``latent`` columns are ``c_t`` and whose last ``rope`` columns are the decoupled RoPE key (one "KV
+    head": at decode time MLA is MQA over the latent, DeepSeek-V2 appendix C).
 
-    >>> from models.generation import GPTConfig
-    >>> cfg = GPTConfig(vocab_size=10, n_layers=2, d_model=16, n_heads=4, n_kv_heads=2, max_seq_len=8)
+    >>> from models.transformer import TransformerConfig
+    >>> cfg = TransformerConfig(vocab_size=10, n_layers=2, d_model=16, n_heads=4, max_seq_len=8, n_kv_heads=2)
     >>> cache = KVCache(cfg, capacity=5)
     >>> cache.keys.shape, cache.length, cache.nbytes()
     (torch.Size([2, 1, 2, 5, 4]), 0, 0)
     """
 
-    def __init__(self, config: "GPTConfig", *, batch: int = 1, capacity: int | None = None,
+    def __init__(self, config: "TransformerConfig", *, batch: int = 1, capacity: int | None = None,
                  device: torch.device | str | None = None, dtype: torch.dtype = torch.float32):
+        config = _transformer_config(config)
         capacity = config.max_seq_len if capacity is None else capacity
         if not 1 <= capacity <= config.max_seq_len:
-            raise ValueError(f"cache capacity = {capacity} must be from 1 to the context, {config.max_seq_len}")
+            raise InputError("kv_err_capacity", capacity=capacity, context=config.max_seq_len)
         self.config, self.length = config, 0
         L = config.n_layers
         if config.attention == "mla":
-            width = config.kv_latent_dim + config.rope_width
+            width = config.kv_latent_dim + config.rope_dim
             self.buffers = (torch.zeros(L, batch, 1, capacity, width, device=device, dtype=dtype),)
             self.names = ("latent",)
         else:
-            shape = (L, batch, config.n_kv_heads, capacity, config.head_dim)
-            self.buffers = (torch.zeros(shape, device=device, dtype=dtype),
-                            torch.zeros(shape, device=device, dtype=dtype))
+            shape = (L, batch, config.n_kv_heads, capacity)
+            self.buffers = (torch.zeros(*shape, config.head_dim, device=device, dtype=dtype),
+                            torch.zeros(*shape, config.v_head_dim, device=device, dtype=dtype))
             self.names = ("keys", "values")
 
     # what is stored --------------------------------------------------------------------------
@@ -171,8 +179,7 @@ class KVCache:
         """
         start, T = self.length, new[0].shape[2]
         if start + T > self.capacity:
-            raise ValueError(f"the cache holds {self.capacity} positions: {start} are filled, "
-                             f"{T} more do not fit")
+            raise InputError("kv_err_cache_full", capacity=self.capacity, filled=start, more=T)
         for buffer, x in zip(self.buffers, new):
             buffer[layer, :, :, start:start + T] = x                  # (B, n, T, width) in place
         return tuple(buffer[layer, :, :, : start + T] for buffer in self.buffers)   # (B, n, start+T, width)
@@ -234,8 +241,7 @@ def scale_up(preset: str, seq_len: int, batch: int = 1, dtype: str = "bf16") -> 
     >>> s.cache_bytes / 2**30, s.baseline_bytes // s.cache_bytes      # 8 KV heads of 32 query heads
     (1.0, 4)
     """
-    if preset not in PRESETS:
-        raise ValueError(f"model {preset!r} must be one of: {', '.join(PRESETS)}")
+    choice("kv_model", preset, PRESETS)
     spec = PRESETS[preset]
     cache = calc_kv_bytes(spec, seq_len, batch, dtype)              # validates context, batch, dtype
     bpe = bytes_per_element(dtype)

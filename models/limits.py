@@ -10,6 +10,20 @@ MASKS_MAX_TOKENS = 64
 MASKS_MAX_HEADS = 8
 MASKS_MAX_CHARS = 20_000
 
+# Attention tab (a trained tiny GPT's heads, attention step by step, why √d, the next token): the KV tab's
+# checkpoints on a prompt of at most ATTN_MAX_PROMPT characters; held-out text for the measured numbers.
+ATTN_MAX_PROMPT = 128
+ATTN_PATTERN_CHARS = 512            # held-out characters the head patterns are measured on
+ATTN_PATTERN_THRESHOLD = 0.2        # a head "shows" a pattern when a fifth of its weight goes to that one key,
+ATTN_BROAD_THRESHOLD = 0.8          # ... is "broad" when its rows' entropy is this share of a uniform head's
+ATTN_LOSS_CHARS = 1_024             # held-out characters the √d view's validation loss covers by default
+ATTN_LOSS_BLOCK = 256               # ... in windows of this many characters, one batch
+ATTN_MAX_MULTIPLIER = 16.0          # the √d view multiplies the scaled scores by m in [0, this]
+ATTN_MIN_DIM, ATTN_MAX_DIM = 8, 1024   # the √d view's random vectors: d = 8, 16, … 1024
+ATTN_MAX_KEYS = 1024                # ... softmax rows over this many keys at most
+ATTN_ENTROPY_ROWS = 256             # ... rows averaged per d
+SAMPLING_MAX_TEMPERATURE = 10.0     # any sampler (generation, the next-token view)
+
 SEED_MAX = 2**31 - 1
 
 # Calculator: any spec up to these sizes (10^15 parameters would overflow nothing, but is refused).
@@ -94,3 +108,47 @@ KV_TRAINED_LATENT = 32              # the MLA checkpoint's latent width; other w
 KV_TRAINED_GQA = 2                  # the GQA checkpoint's KV heads
 KV_MAX_TEMPERATURE = 2.0
 KV_SCALE_MAX_BATCH = 1_024          # the on-paper scale-up (context bounds: CALC_MAX_CONTEXT)
+# Attention at scale (FlashAttention). Tiles: one seeded head small enough to read every cell.
+ATTN_FLASH_MAX_T = 64               # query and key length of the tiles view
+ATTN_FLASH_MAX_D = 64               # head dim of the tiles view
+ATTN_FLASH_DTYPES = ("float32", "float64")
+# Cost sweep: T doubles from ATTN_COST_MIN_T up to the device's bound; every allocation is checked
+# against the byte budget before it is made, every call against the time budget before it runs.
+ATTN_COST_MIN_T = 256
+ATTN_COST_MAX_T_CPU = 16_384        # naive fp32 at 16K, one head: 2 GiB of scores + probabilities
+ATTN_COST_MAX_T_CUDA = 131_072
+ATTN_COST_MAX_BYTES_CPU = 5 * 2**29         # 2.5 GiB for one sweep's tensors
+ATTN_COST_MAX_BYTES_CUDA = 32 * 2**30       # and at most ATTN_COST_CUDA_FREE_FRACTION of the free memory
+ATTN_COST_CUDA_FREE_FRACTION = 0.6
+ATTN_COST_MAX_HEAD_DIM = 256
+ATTN_COST_MAX_HEADS = 64
+ATTN_COST_MAX_BATCH = 16
+ATTN_COST_DTYPES = ("float32", "bfloat16", "float16")
+ATTN_COST_MAX_CALL_S = 8.0          # a call predicted (from the last T, x4 per doubling) to take longer is not run
+ATTN_COST_MAX_SECONDS = 150.0       # the whole sweep; past it the sweep ends with what it has
+ATTN_COST_TILED_BLOCK = 256         # block of our tiled Python loop in the sweep
+ATTN_SLIDING_WINDOW = 4_096         # Mistral-7B v0.1's window
+ATTN_DECODE_STEPS = 16              # cached decode steps timed at each context length of the tiny GPT
+# Tensors: the layout replay (one real tensor, every step checked on the meta device first), the
+# matmul sweep (sizes per device, fixed) and the MFU run (a small transformer, a few real steps).
+TENSOR_MAX_DIMS = 4                 # the shape typed, and every step of the chain
+TENSOR_MAX_ELEMENTS = 256           # elements of the tensor typed, and of every step's result
+TENSOR_MAX_OPS = 12                 # lines of the operation chain
+TENSOR_MAX_OPS_CHARS = 2_000
+TENSOR_MAX_ARG = 1_000_000          # |a whole number typed as an argument|
+MATMUL_DTYPES = ("fp32", "bf16", "fp16", "fp8")
+MATMUL_SWEEPS = ("square", "tokens")  # n×n by n×n | m tokens × a d×d weight, m varies
+MATMUL_CPU_SIZES = (16, 32, 64, 128, 256, 512, 1024)
+MATMUL_GPU_SIZES = (64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+MATMUL_CPU_BUDGET_S = 8.0           # the whole CPU sweep (the issue: within 10 s on a CPU Space)
+MATMUL_GPU_BUDGET_S = 60.0
+MATMUL_POINT_S = 0.06               # time spent measuring one (size, dtype) point on the CPU
+# MFU of a training step: the one transformer (char-level on the shipped corpus), a few real steps.
+MFU_MAX_LAYERS = 12
+MFU_MAX_D_MODEL = 1024
+MFU_MAX_HEADS = 16
+MFU_MAX_SEQ_LEN = 512
+MFU_MAX_BATCH = 64
+MFU_MAX_STEPS = 50
+MFU_MAX_FLOPS = {"cpu": 1.5e11, "cuda": 2e14}   # FLOPs of all steps of one run (CPU: ~10-20 s in one thread)
+MFU_PROBE_S = 0.08                  # per matmul shape of the CPU's peak probe

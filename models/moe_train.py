@@ -1,28 +1,28 @@
 """A short real training run of a tiny MoE language model: collapse without the aux loss, balance with it.
 
-The model reads the shipped English corpus (``data/corpus/en.txt``) one character at a time and
-predicts the next character from the last ``context`` characters: their embeddings (one table per
-position) are summed, go through one pre-norm MoE block with a residual, ``h = x + MoE(RMSNorm(x))``,
-and an unembedding. Loss: cross-entropy + ``aux_coef · aux_loss`` + ``z_coef · z_loss``
-(Switch Transformer, Fedus et al. 2021, eq. 4; ST-MoE, Zoph et al. 2022, eq. 5).
+The model is the one transformer (:mod:`models.transformer`) with a mixture of experts in place of
+its FFN: one pre-norm block of causal self-attention (RoPE, 2 heads, d = 32) and an MoE layer of
+SwiGLU experts (h = 64), reading the shipped English corpus (``data/corpus/en.txt``) one character
+at a time and predicting the next one. Loss: cross-entropy + ``aux_coef · aux_loss`` +
+``z_coef · z_loss`` (Switch Transformer, Fedus et al. 2021, eq. 4; ST-MoE, Zoph et al. 2022, eq. 5),
+the MoE outputs read from a :class:`~models.transformer.Probe` that leaves attention on its fused kernel.
 
 Why it collapses (the rich get richer): an expert that happens to receive more tokens early is
 trained more, becomes more useful, and the task gradient raises its router probability for every
 token that tried it; the router's weights are shared by all tokens, so the others follow. Top-1
 routing (Switch) collapses fastest; its gate weight is the probability ``p`` itself (renormalising a
 single weight would make it 1 and cut the router off from the task gradient). Top-k ≥ 2 renormalises
-over the k (Mixtral). The router starts small, ``N(0, 0.02²)`` (HF's ``initializer_range``), so that
-early drift, not the random initialisation, decides the routing.
+over the k (Mixtral). Every weight, the router's included, starts ``N(0, 0.02²)`` (GPT-2's init, HF's
+``initializer_range``), so that early drift, not the random initialisation, decides the routing.
 
 With the defaults (E = 8, top-1, 150 steps, batches of 2,048 characters) the load CV over the last
-10 steps ends at 0.60–1.05 without the aux loss (a few experts take most tokens) and 0.13–0.17 with
-``aux_coef = 0.05``, for seeds 0–5 (measured while designing; ``tests/test_moe_backend.py`` checks
-the default seed); the task loss is the same to ±0.01 nats. Top-2: 0.45–0.59 against ~0.08.
+10 steps ends at 0.84–1.17 without the aux loss (a few experts take most tokens) and 0.26–0.31 with
+``aux_coef = 0.05``, for seeds 0–5; top-2: 0.96–1.24 against 0.08–0.15 (measured with this module;
+``tests/test_moe_backend.py`` checks seeds 0–2). The task loss differs by ≤ 0.03 nats.
 ``compare=True`` trains a twin with ``aux_coef = 0``, same initial weights, same batches, in
 lockstep, so the two load pictures differ only by the aux loss.
 
-Not handled: attention (the context is a fixed window of characters), learning-rate schedules,
-expert-choice routing, multiple MoE layers.
+Not handled: learning-rate schedules, expert-choice routing, more than one layer.
 """
 from __future__ import annotations
 
@@ -35,13 +35,12 @@ import torch
 import torch._dynamo  # noqa: F401  (an optimizer's constructor imports it, ~1 s: here, once per server,
 #                                 not in every forked training worker)
 import torch.nn.functional as F
-from torch import nn
 
 from models.device import Timing, generator, on_gpu, resolve_device, timed
-from models.ffn import init_linear_
 from models.limits import (MOE_MAX_CAPACITY_FACTOR, MOE_TRAIN_MAX_AUX, MOE_TRAIN_MAX_EXPERTS,
                            MOE_TRAIN_MAX_STEPS, MOE_TRAIN_MAX_Z, MOE_MAX_TOP_K, SEED_MAX)
-from models.moe import MoELayer, check_capacity, check_number, check_top_k, load_cv
+from models.moe import check_capacity, check_number, check_top_k, load_cv
+from models.transformer import Probe, Transformer, TransformerConfig
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus" / "en.txt"
 
@@ -68,12 +67,11 @@ class MoETrainConfig:
     compare: bool = True                 # also train an aux_coef = 0 twin in lockstep
     # the tiny model and its optimiser
     d_model: int = 32
-    d_hidden: int = 64
-    context: int = 2                     # characters the model sees
+    d_hidden: int = 64                   # each expert's hidden width
+    n_heads: int = 2
     batch: int = 32
     seq_len: int = 64                    # batch · seq_len = 2048 tokens per step
     lr: float = 1e-2
-    router_init_std: float = 0.02
 
     def __post_init__(self):
         check_number("experts", self.num_experts, 2, MOE_TRAIN_MAX_EXPERTS, integer=True)
@@ -84,7 +82,7 @@ class MoETrainConfig:
         check_number("steps", self.steps, 1, MOE_TRAIN_MAX_STEPS, integer=True)
         check_number("seed", self.seed, 0, SEED_MAX, integer=True)
         check_capacity(self.capacity_factor, MOE_MAX_CAPACITY_FACTOR)
-        for name in ("d_model", "d_hidden", "context", "batch", "seq_len"):
+        for name in ("d_model", "d_hidden", "n_heads", "batch", "seq_len"):
             check_number(name, getattr(self, name), 1, 4096, integer=True)
 
     @property
@@ -93,32 +91,12 @@ class MoETrainConfig:
         return ("aux", "no_aux") if self.compare and self.aux_coef > 0 else ("aux",)
 
 
-class TinyMoELM(nn.Module):
-    """Next character from the last ``context`` characters through one MoE block.
-
-    >>> m = TinyMoELM(vocab=10, cfg=MoETrainConfig())
-    >>> logits, out = m(torch.zeros(2, 5, dtype=torch.long))     # 5 ids -> 4 predictions each
-    >>> logits.shape, out.router_probs.shape
-    (torch.Size([2, 4, 10]), torch.Size([8, 8]))
-    """
-
-    def __init__(self, vocab: int, cfg: MoETrainConfig, *, device: torch.device | str | None = None):
-        super().__init__()
-        d = cfg.d_model
-        self.context = cfg.context
-        self.embeds = nn.ModuleList(nn.Embedding(vocab, d, device=device) for _ in range(cfg.context))
-        self.norm = nn.RMSNorm(d, device=device)
-        self.moe = MoELayer(d, cfg.d_hidden, cfg.num_experts, cfg.top_k, capacity_factor=cfg.capacity_factor,
-                            renormalize=cfg.top_k > 1, device=device)
-        self.norm_out = nn.RMSNorm(d, device=device)
-        self.head = nn.Linear(d, vocab, bias=False, device=device)
-
-    def forward(self, ids: torch.Tensor):
-        """``ids[B, L]`` -> ``(logits[B, L - context + 1, V], MoEOutput)``: position t predicts id t + context."""
-        T = ids.shape[1] - self.context + 1
-        x = sum(emb(ids[:, i:i + T]) for i, emb in enumerate(self.embeds))   # (B, T, d)
-        out = self.moe(self.norm(x))
-        return self.head(self.norm_out(x + out.y)), out                      # (B, T, V)
+    def transformer(self, vocab_size: int) -> TransformerConfig:
+        """The one transformer with one MoE block: what this run trains."""
+        return TransformerConfig(
+            vocab_size=vocab_size, n_layers=1, d_model=self.d_model, n_heads=self.n_heads, max_seq_len=self.seq_len,
+            ffn="moe", n_experts=self.num_experts, top_k=self.top_k, moe_d_ff=self.d_hidden, expert_ffn="swiglu",
+            capacity_factor=self.capacity_factor, moe_renormalize=self.top_k > 1)
 
 
 @dataclass
@@ -153,23 +131,16 @@ class TrainProgress:
         return self.step >= self.config.steps
 
 
-def _build(cfg: MoETrainConfig, vocab: int, device: torch.device) -> TinyMoELM:
-    g = generator(cfg.seed, device)
-    model = TinyMoELM(vocab, cfg, device="meta").to_empty(device=device)
-    init_linear_(model, g)
+def _expert_chars(model: Transformer, ids: torch.Tensor, vocab: int) -> list[list[float]]:
+    """``[E][V]``: share of each character's tokens (the character read at that position) sent to each expert."""
     with torch.no_grad():
-        model.moe.router.weight.normal_(0.0, cfg.router_init_std, generator=g)
-    return model
-
-
-def _expert_chars(model: TinyMoELM, ids: torch.Tensor, vocab: int) -> list[list[float]]:
-    """``[E][V]``: share of each character's tokens (the last character of the context) sent to each expert."""
-    with torch.no_grad():
-        _, out = model(ids)
-        last = ids[:, model.context - 1:].reshape(-1)                          # (N,) the current character
-        counts = torch.zeros(model.moe.num_experts, vocab, device=ids.device)  # (E, V)
+        probe = Probe(want_attention=False, want_residual=False)
+        model(ids, probe=probe)
+        out = probe.moe[0]
+        current = ids.reshape(-1)                                              # (N,) the character at each position
+        counts = torch.zeros(model.config.n_experts, vocab, device=ids.device)  # (E, V)
         for slot in range(out.topk_idx.shape[1]):
-            counts.index_put_((out.topk_idx[:, slot], last), torch.ones_like(last, dtype=counts.dtype),
+            counts.index_put_((out.topk_idx[:, slot], current), torch.ones_like(current, dtype=counts.dtype),
                               accumulate=True)
         return (counts / counts.sum(0).clamp(min=1)).tolist()
 
@@ -191,17 +162,17 @@ def train_moe(cfg: MoETrainConfig, *, every: int | None = None,
     data = torch.tensor([index[c] for c in text], device=device)              # (L,)
     every = every or max(1, cfg.steps // 60)
     coefs = {"aux": cfg.aux_coef, "no_aux": 0.0}
-    models = {name: _build(cfg, len(chars), device) for name in cfg.runs}
+    models = {name: Transformer.seeded(cfg.transformer(len(chars)), cfg.seed, device=device) for name in cfg.runs}
     optims = {name: torch.optim.AdamW(m.parameters(), lr=cfg.lr, weight_decay=0.0, foreach=True)
               for name, m in models.items()}
     runs = {name: History() for name in cfg.runs}
     g = generator(cfg.seed, device)
-    window = cfg.seq_len + cfg.context
+    window = cfg.seq_len + 1
     compute_ms = 0.0                             # time in training steps, not in the consumer's hands
     for step in range(1, cfg.steps + 1):
         with timed(device) as watch:
             starts = torch.randint(0, len(data) - window, (cfg.batch,), generator=g, device=device)
-            ids = data[starts[:, None] + torch.arange(window, device=device)]   # (B, seq_len + context)
+            ids = data[starts[:, None] + torch.arange(window, device=device)]   # (B, seq_len + 1)
             for name, model in models.items():
                 _train_step(model, optims[name], ids, coefs[name], cfg, runs[name])
         compute_ms += watch.timing.ms
@@ -209,15 +180,17 @@ def train_moe(cfg: MoETrainConfig, *, every: int | None = None,
             snapshot = {name: h.copy() for name, h in runs.items()}
             progress = TrainProgress(cfg, step, snapshot, Timing(watch.timing.device, compute_ms), chars)
             if step == cfg.steps:
-                progress.expert_chars = {n: _expert_chars(m, ids, len(chars)) for n, m in models.items()}
+                progress.expert_chars = {n: _expert_chars(m, ids[:, :-1], len(chars)) for n, m in models.items()}
             yield progress
 
 
-def _train_step(model: TinyMoELM, optim: torch.optim.Optimizer, ids: torch.Tensor, aux_coef: float,
+def _train_step(model: Transformer, optim: torch.optim.Optimizer, ids: torch.Tensor, aux_coef: float,
                 cfg: MoETrainConfig, history: History) -> None:
-    """One AdamW step on ``ids[B, seq_len + context]``; append the step's measurements to ``history``."""
-    logits, out = model(ids[:, :-1])                                           # (B, seq_len, V)
-    task = F.cross_entropy(logits.flatten(0, 1), ids[:, cfg.context:].reshape(-1))
+    """One AdamW step on ``ids[B, seq_len + 1]``; append the step's measurements to ``history``."""
+    probe = Probe(want_attention=False, want_residual=False)                   # the MoE layer's outputs
+    logits, _ = model(ids[:, :-1], probe=probe)                                # (B, seq_len, V)
+    out = probe.moe[0]
+    task = F.cross_entropy(logits.flatten(0, 1), ids[:, 1:].reshape(-1))
     loss = task + aux_coef * out.aux_loss + cfg.z_coef * out.z_loss
     optim.zero_grad(set_to_none=True)
     loss.backward()

@@ -20,7 +20,8 @@ import torch
 
 from models.device import Timing, generator, resolve_device, timed
 from models.limits import NORM_AXES_MAX
-from models.norms import EPS, LayerNorm, RMSNorm, _check_int
+from models.checks import InputError, whole
+from models.norms import EPS, LayerNorm, RMSNorm
 
 KINDS = ("layernorm", "rmsnorm", "batchnorm")
 
@@ -74,9 +75,9 @@ def norm_axes(batch: int = 2, tokens: int = 4, features: int = 6, *, seed: int =
     (4, True)
     """
     for name, value in (("batch", batch), ("tokens", tokens), ("features", features)):
-        _check_int(name, value, 2 if name == "features" else 1, NORM_AXES_MAX)
+        whole(name, value, 2 if name == "features" else 1, NORM_AXES_MAX)
     if batch * tokens < 2:
-        raise ValueError("BatchNorm needs at least two values per feature: use batch × tokens ≥ 2")
+        raise InputError("norms_err_batchnorm")
     device = resolve_device(device)
     with timed(device) as watch, torch.no_grad():
         x = example_tensor(batch, tokens, features, seed=seed, device=device)       # (B, T, F)

@@ -29,7 +29,8 @@ from models.device import Timing, on_gpu, resolve_device, timed
 from models.limits import (NORM_MAX_BATCH, NORM_MAX_SEQ_LEN, NORM_TRAIN_MAX_LR, NORM_TRAIN_MAX_STEPS,
                            NORM_TRAIN_MAX_WORK)
 from models.norm_data import char_batch, vocabulary
-from models.norms import NORM_KINDS, StackConfig, _check_int, build_stack, check_work
+from models.checks import choice, number, whole
+from models.norms import NORM_KINDS, StackConfig, build_stack, check_work
 
 # (variant, warm-up) of the four runs, in the order they are stepped and drawn.
 RUNS = (("post", True), ("post", False), ("pre", True), ("pre", False))
@@ -46,7 +47,7 @@ class TrainConfig:
     >>> TrainConfig(lr=0)
     Traceback (most recent call last):
     ...
-    ValueError: learning rate = 0 must be a number in (0, 10]
+    models.checks.InputError: learning rate = 0: must be a number above 0 and at most 10
     """
 
     lr: float = 5e-3                  # Adam's peak learning rate: Post-LN without warm-up stalls (seeds 0-2)
@@ -62,16 +63,13 @@ class TrainConfig:
     seed: int = 0
 
     def __post_init__(self):
-        lr = self.lr
-        if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not (0 < lr <= NORM_TRAIN_MAX_LR):
-            raise ValueError(f"learning rate = {lr!r} must be a number in (0, {NORM_TRAIN_MAX_LR:g}]")
-        _check_int("steps", self.steps, 1, NORM_TRAIN_MAX_STEPS)
-        _check_int("warm-up steps", self.warmup, 1, NORM_TRAIN_MAX_STEPS)
-        _check_int("seq_len", self.seq_len, 2, NORM_MAX_SEQ_LEN)
-        _check_int("batch", self.batch, 1, NORM_MAX_BATCH)
-        _check_int("seed", self.seed, 0, 2**31 - 1)
-        if self.norm not in NORM_KINDS:
-            raise ValueError(f"norm {self.norm!r} must be one of {', '.join(NORM_KINDS)}")
+        number("learning_rate", self.lr, 0, NORM_TRAIN_MAX_LR, above=True)
+        whole("steps", self.steps, 1, NORM_TRAIN_MAX_STEPS)
+        whole("norms_warmup_steps", self.warmup, 1, NORM_TRAIN_MAX_STEPS)
+        whole("seq_len", self.seq_len, 2, NORM_MAX_SEQ_LEN)
+        whole("batch", self.batch, 1, NORM_MAX_BATCH)
+        whole("seed", self.seed, 0, 2**31 - 1)
+        choice("norms_norm", self.norm, NORM_KINDS)
         self.stack("pre")                                   # validates depth, width and heads
         check_work(self.n_layers, self.d_model, self.seq_len * self.batch * self.steps, len(RUNS),
                    limit=NORM_TRAIN_MAX_WORK)

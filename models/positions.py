@@ -40,6 +40,8 @@ from dataclasses import dataclass
 
 import torch
 
+from locales import Term
+from models.checks import InputError, choice, number, whole
 from models.device import resolve_device
 from models.limits import POS_MAX_BASE as MAX_BASE
 from models.limits import POS_MAX_ELEMENTS as MAX_ELEMENTS
@@ -52,60 +54,35 @@ STYLES = ("half", "interleaved")
 
 
 # --------------------------------------------------------------------------- validation
+# Every check raises models.checks.InputError: a message key (locales/positions.py) and its values.
 
 
-def check_whole(name: str, value, low: int, high: int) -> int:
-    """``value`` as an int in ``[low, high]``, else ``ValueError`` naming ``name``.
-
-    >>> check_whole("T", 8, 1, 16)
-    8
-    """
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        shown = f"{value:.3g}" if isinstance(value, (int, float)) and abs(value) >= 1e15 else repr(value)
-        raise ValueError(f"{name} = {shown} must be a whole number from {low:,} to {high:,}")
-    return value
-
-
-def check_head_dim(head_dim, name: str = "head dim d") -> int:
-    """An even dimension in ``[2, POS_MAX_HEAD_DIM]``: RoPE rotates pairs, so ``d`` must be even.
+def check_head_dim(head_dim, name: str = "pos_head_dim", high: int = MAX_HEAD_DIM) -> int:
+    """An even dimension in ``[2, high]``: RoPE rotates pairs, so ``d`` must be even.
 
     >>> check_head_dim(7)
     Traceback (most recent call last):
     ...
-    ValueError: head dim d = 7 is odd: RoPE rotates pairs of dimensions, so d must be even (2 to 1,024)
+    models.checks.InputError: head dim d = 7 is odd: RoPE rotates pairs of dimensions, so d must be even (2 to 1,024)
     """
-    check_whole(name, head_dim, 2, MAX_HEAD_DIM)
-    if head_dim % 2:
-        raise ValueError(f"{name} = {head_dim} is odd: RoPE rotates pairs of dimensions, "
-                         f"so d must be even (2 to {MAX_HEAD_DIM:,})")
-    return head_dim
+    d = whole(name, head_dim, 2, high)
+    if d % 2:
+        raise InputError("pos_err_odd", name=Term(name), value=d, high=f"{high:,}")
+    return d
 
 
 def check_base(base) -> float:
     """A base in ``(1, POS_MAX_BASE]``: ``θ_i = base^(-2i/d)`` must fall from 1 as ``i`` grows."""
-    if isinstance(base, bool) or not isinstance(base, (int, float)) or not math.isfinite(base):
-        raise ValueError(f"base = {base!r} must be a finite number greater than 1")
-    if base <= 1:
-        raise ValueError(f"base = {base:g} must be greater than 1: with base ≤ 1 the frequencies "
-                         "base^(-2i/d) do not fall from pair to pair")
-    if base > MAX_BASE:
-        raise ValueError(f"base = {base:g} is too large: at most {MAX_BASE:g}")
-    return float(base)
+    return number("pos_base", base, 1.0, MAX_BASE, above=True)
 
 
 def check_factor(name: str, value, *, low: float = 0.0, inclusive: bool = False) -> float:
     """A finite factor above ``low`` (or equal to it when ``inclusive``), at most ``POS_MAX_FACTOR``."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok or value < low or (value == low and not inclusive) or value > MAX_FACTOR:
-        relation = "≥" if inclusive else ">"
-        raise ValueError(f"{name} = {value!r} must be a number {relation} {low:g} and at most {MAX_FACTOR:g}")
-    return float(value)
+    return number(name, value, low, MAX_FACTOR, above=not inclusive)
 
 
 def check_style(style) -> str:
-    if style not in STYLES:
-        raise ValueError(f"style = {style!r} must be one of {', '.join(STYLES)}")
-    return style
+    return choice("pos_style", style, STYLES)
 
 
 # --------------------------------------------------------------------------- frequencies
@@ -117,14 +94,13 @@ def ntk_base(base: float, head_dim: int, alpha: float) -> float:
     >>> round(ntk_base(10000.0, 128, 8.0))
     82685
     """
-    check_head_dim(head_dim)
-    check_base(base)
-    check_factor("NTK alpha", alpha, low=1.0, inclusive=True)
+    head_dim = check_head_dim(head_dim)
+    base = check_base(base)
+    alpha = check_factor("pos_ntk_alpha", alpha, low=1.0, inclusive=True)
     if alpha == 1.0:
         return base
     if head_dim == 2:
-        raise ValueError("NTK-aware scaling needs head dim d ≥ 4: with one pair, θ_0 = base^0 = 1 "
-                         "does not depend on the base")
+        raise InputError("pos_err_ntk_one_pair")
     return base * alpha ** (head_dim / (head_dim - 2))
 
 
@@ -140,6 +116,16 @@ def rope_inv_freq(head_dim: int, base: float = 10000.0, *, ntk_alpha: float = 1.
     return (base ** (-two_i / head_dim)).to(dtype)
 
 
+def longest_wavelength(head_dim: int, base: float = 10000.0) -> float:
+    """Tokens per turn of the slowest pair: ``2π/θ_{d/2-1} = 2π·base^((d-2)/d)``, a little under
+    ``2π·base`` (by the factor ``base^(-2/d)``).
+
+    >>> round(longest_wavelength(128, 1e4)), round(longest_wavelength(128, 5e5))
+    (54410, 2559196)
+    """
+    return 2 * math.pi / rope_inv_freq(head_dim, base)[-1].item()
+
+
 @dataclass(frozen=True)
 class Llama3Scaling:
     """Llama 3.1's ``rope_scaling`` (values of its published config.json by default)."""
@@ -150,13 +136,13 @@ class Llama3Scaling:
     original_max_position: int = 8192      # the training context L
 
     def __post_init__(self):
-        check_factor("factor", self.factor, low=1.0, inclusive=True)
-        check_factor("low_freq_factor", self.low_freq_factor)
-        check_factor("high_freq_factor", self.high_freq_factor)
+        check_factor("pos_factor", self.factor, low=1.0, inclusive=True)
+        check_factor("pos_low_freq_factor", self.low_freq_factor)
+        check_factor("pos_high_freq_factor", self.high_freq_factor)
         if self.high_freq_factor <= self.low_freq_factor:
-            raise ValueError(f"high_freq_factor = {self.high_freq_factor:g} must be greater than "
-                             f"low_freq_factor = {self.low_freq_factor:g}")
-        check_whole("original context L", self.original_max_position, 1, MAX_POSITION)
+            raise InputError("pos_err_freq_factors", high=f"{self.high_freq_factor:g}",
+                             low=f"{self.low_freq_factor:g}")
+        whole("pos_original_max_position", self.original_max_position, 1, MAX_POSITION)
 
     @property
     def band(self) -> tuple[float, float]:
@@ -194,21 +180,20 @@ def _positions(positions, T: int, batch_shape: torch.Size, device: torch.device)
         return torch.arange(T, dtype=torch.float64, device=device)            # (T,)
     p = torch.as_tensor(positions, device=device)
     if p.dtype == torch.bool or p.is_complex():
-        raise ValueError(f"positions must be real numbers, got dtype {p.dtype}")
+        raise InputError("pos_err_positions_dtype", dtype=str(p.dtype))
     p = p.to(torch.float64)
     if p.dim() == 0 or p.shape[-1] != T:
-        raise ValueError(f"positions has shape {tuple(p.shape)}: its last dimension must be T = {T}")
+        raise InputError("pos_err_positions_length", shape=tuple(p.shape), T=T)
     # Broadcasts to x's leading dims without enlarging them (torch.broadcast_shapes would do, but its
     # first call imports sympy: over a second on the first request).
     fits = p.dim() <= len(batch_shape) and all(
         a in (1, b) for a, b in zip(reversed(p.shape), reversed(batch_shape)))
     if not fits:
-        raise ValueError(f"positions of shape {tuple(p.shape)} do not broadcast to x's "
-                         f"{tuple(batch_shape)} (x is [..., T, D]; for [B, H, T, D] pass [T] or [B, 1, T])")
+        raise InputError("pos_err_positions_broadcast", shape=tuple(p.shape), batch=tuple(batch_shape))
     if p.numel() and not torch.isfinite(p).all():
-        raise ValueError("positions must be finite numbers")
+        raise InputError("pos_err_positions_finite")
     if p.numel() and (p < 0).any():
-        raise ValueError(f"positions must be ≥ 0 (position 0 is the first token), got {p.min().item():g}")
+        raise InputError("pos_err_positions_negative", value=f"{p.min().item():g}")
     return p
 
 
@@ -274,18 +259,18 @@ def apply_rope(x: torch.Tensor, positions=None, *, base: float = 10000.0, style:
     [0.5403, 0.8415]
     """
     if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-        raise ValueError("x must be a floating-point tensor [..., T, D]")
+        raise InputError("pos_err_x_float")
     if x.dim() < 2:
-        raise ValueError(f"x has shape {tuple(x.shape)}: it must be [..., T, D]")
+        raise InputError("pos_err_x_shape", shape=tuple(x.shape))
     check_style(style)
-    check_factor("scale", scale)
+    scale = check_factor("pos_scale", scale)
     T, D = x.shape[-2:]
     if inv_freq is None:
         inv_freq = rope_inv_freq(D, base, ntk_alpha=ntk_alpha, device=x.device)
     else:
         check_head_dim(D)
         if inv_freq.shape != (D // 2,):
-            raise ValueError(f"inv_freq has shape {tuple(inv_freq.shape)}: it must be [D/2] = [{D // 2}]")
+            raise InputError("pos_err_inv_freq", shape=tuple(inv_freq.shape), half=D // 2)
     angles = rope_angles(_positions(positions, T, x.shape[:-1], x.device), inv_freq.to(x.device), scale)
     cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)             # (..., T, d/2)
     if style == "interleaved" and x.dtype in (torch.float32, torch.float64):
@@ -313,8 +298,8 @@ def pair_dims(head_dim: int, pair: int, style: str) -> tuple[int, int]:
     >>> pair_dims(8, 1, "half"), pair_dims(8, 1, "interleaved")
     ((1, 5), (2, 3))
     """
-    check_head_dim(head_dim)
-    check_whole("pair i", pair, 0, head_dim // 2 - 1)
+    head_dim = check_head_dim(head_dim)
+    pair = whole("pos_pair", pair, 0, head_dim // 2 - 1)
     return (pair, pair + head_dim // 2) if check_style(style) == "half" else (2 * pair, 2 * pair + 1)
 
 
@@ -328,13 +313,22 @@ def sinusoidal_encoding(T: int, d_model: int, base: float = 10000.0, *, device: 
     >>> [round(v, 4) for v in sinusoidal_encoding(2, 4)[1].tolist()]
     [0.8415, 0.5403, 0.01, 0.9999]
     """
-    check_whole("sequence length T", T, 1, MAX_POSITION)
-    check_head_dim(d_model, "d_model")
+    T = whole("pos_seq_len", T, 1, MAX_POSITION)
+    d_model = check_head_dim(d_model, "d_model")
     if T * d_model > MAX_ELEMENTS:
-        raise ValueError(f"T × d_model = {T * d_model:,} values is too many: at most {MAX_ELEMENTS:,}")
+        raise InputError("pos_err_too_many", what="T × d_model", count=f"{T * d_model:,}", most=f"{MAX_ELEMENTS:,}")
     angles = rope_angles(torch.arange(T, dtype=torch.float64, device=resolve_device(device)),
                          rope_inv_freq(d_model, base, device=device))        # (T, d/2)
     return torch.stack((angles.sin(), angles.cos()), dim=-1).flatten(-2).to(dtype)   # (T, d)
+
+
+def alibi_power_of_two(n_heads: int) -> int:
+    """The largest power of 2 ≤ ``n_heads``: its slopes come first (Press et al.'s rule).
+
+    >>> alibi_power_of_two(8), alibi_power_of_two(12)
+    (8, 8)
+    """
+    return 1 << (whole("pos_heads", n_heads, 1, MAX_HEADS).bit_length() - 1)
 
 
 def alibi_slopes(n_heads: int, *, device: torch.device | str | None = None,
@@ -347,8 +341,8 @@ def alibi_slopes(n_heads: int, *, device: torch.device | str | None = None,
     >>> alibi_slopes(4).tolist(), alibi_slopes(6).tolist()
     ([0.25, 0.0625, 0.015625, 0.00390625], [0.25, 0.0625, 0.015625, 0.00390625, 0.5, 0.125])
     """
-    check_whole("heads", n_heads, 1, MAX_HEADS)
-    n = 1 << (n_heads.bit_length() - 1)                                       # largest power of 2 ≤ H
+    n_heads = whole("pos_heads", n_heads, 1, MAX_HEADS)
+    n = alibi_power_of_two(n_heads)
     exponents = [-8 * k / n for k in range(1, n + 1)]
     exponents += [-4 * (2 * j - 1) / n for j in range(1, n_heads - n + 1)]    # odd slopes of 2n heads
     return torch.tensor([2.0 ** e for e in exponents], dtype=dtype, device=resolve_device(device))
@@ -361,10 +355,11 @@ def alibi_bias(n_heads: int, T: int, *, device: torch.device | str | None = None
     >>> alibi_bias(2, 3)[0].tolist()
     [[0.0, -0.0625, -0.125], [-0.0625, 0.0, -0.0625], [-0.125, -0.0625, 0.0]]
     """
-    check_whole("sequence length T", T, 1, MAX_POSITION)
+    T = whole("pos_seq_len", T, 1, MAX_POSITION)
     slopes = alibi_slopes(n_heads, device=device, dtype=dtype)                # (H,)
-    if n_heads * T * T > MAX_ELEMENTS:
-        raise ValueError(f"heads × T × T = {n_heads * T * T:,} values is too many: at most {MAX_ELEMENTS:,}")
+    if len(slopes) * T * T > MAX_ELEMENTS:
+        raise InputError("pos_err_too_many", what="heads × T × T", count=f"{len(slopes) * T * T:,}",
+                         most=f"{MAX_ELEMENTS:,}")
     pos = torch.arange(T, device=slopes.device)
     minus_distance = -(pos[:, None] - pos[None, :]).abs()                     # (T, T) integers: no -0.0
     return slopes[:, None, None] * minus_distance.to(dtype)                   # (H, T, T)

@@ -19,15 +19,18 @@ from dataclasses import dataclass, field
 
 import torch
 
+from locales import Term
+from models.checks import InputError, choice, whole
 from models.device import Timing, generator, resolve_device, timed
 from models.limits import POS_CURVE_POINTS as CURVE_POINTS
 from models.limits import POS_MAX_COMPARE_LEN as MAX_COMPARE_LEN
 from models.limits import POS_MAX_D_MODEL as MAX_D_MODEL
 from models.limits import POS_MAX_DIAGRAM_DIM as MAX_DIAGRAM_DIM
+from models.limits import POS_MAX_HEADS as MAX_HEADS
 from models.limits import POS_MAX_HEATMAP as MAX_HEATMAP
 from models.limits import POS_MAX_POSITION as MAX_POSITION
-from models.positions import (Llama3Scaling, alibi_bias, alibi_slopes, apply_rope, check_base, check_factor,
-                              check_head_dim, check_style, check_whole, llama3_inv_freq, ntk_base, pair_dims,
+from models.positions import (Llama3Scaling, alibi_bias, alibi_power_of_two, alibi_slopes, apply_rope, check_base,
+                              check_head_dim, check_style, llama3_inv_freq, ntk_base, pair_dims,
                               rope_inv_freq, rope_permutation, sinusoidal_encoding)
 
 F64 = torch.float64
@@ -37,15 +40,20 @@ REFERENCE_BASES = (10000.0, 500000.0)            # RoFormer / Llama 2, Llama 3
 
 @dataclass(frozen=True)
 class RopeSpec:
-    """The RoPE every view shares: head dimension, base and pair layout. Validates itself."""
+    """The RoPE every view shares: head dimension, base and pair layout. Validates itself (and keeps
+    ``head_dim`` as an ``int``, ``base`` as a ``float``, whatever number type the UI sent).
+
+    >>> RopeSpec(head_dim=64.0, base=10000).head_dim
+    64
+    """
 
     head_dim: int = 128
     base: float = 10000.0
     style: str = "half"
 
     def __post_init__(self):
-        check_head_dim(self.head_dim)
-        check_base(self.base)
+        object.__setattr__(self, "head_dim", check_head_dim(self.head_dim))
+        object.__setattr__(self, "base", check_base(self.base))
         check_style(self.style)
 
     @property
@@ -72,7 +80,7 @@ def distance_grid(max_distance: int, *, points: int = CURVE_POINTS, device=None)
     >>> g = distance_grid(10**6, points=100); len(g) <= 200, g[-1].item()
     (True, 1000000.0)
     """
-    check_whole("distance", max_distance, 1, MAX_POSITION)
+    max_distance = whole("pos_max_distance", max_distance, 1, MAX_POSITION)
     device = resolve_device(device)
     if max_distance <= points:
         return torch.arange(1, max_distance + 1, dtype=F64, device=device)
@@ -116,6 +124,13 @@ class PairRotation:
     q_rot: list[float]           # (2,) after rotating by m·θ
     k_rot: list[float]           # after n·θ
     q_trail: list[list[float]]   # (positions, 2): q's tip for the last positions up to m
+    q_angle: float = 0.0         # m·θ radians
+    k_angle: float = 0.0         # n·θ radians
+
+    @property
+    def q_turns(self) -> float:
+        """Whole and partial turns q has made at position m."""
+        return self.q_angle / (2 * math.pi)
 
 
 @dataclass
@@ -150,9 +165,9 @@ def rotate_view(spec: RopeSpec, q_pos: int, k_pos: int, pair: int = 0, *, seed: 
     >>> [p.pair for p in v.panels], round(v.thetas[1], 6), abs(v.score - v.relative_score) < 1e-12
     ([0, 1], 0.1, True)
     """
-    check_whole("q position m", q_pos, 0, MAX_POSITION)
-    check_whole("k position n", k_pos, 0, MAX_POSITION)
-    check_whole("pair i", pair, 0, spec.pairs - 1)
+    q_pos = whole("pos_q_pos", q_pos, 0, MAX_POSITION)
+    k_pos = whole("pos_k_pos", k_pos, 0, MAX_POSITION)
+    pair = whole("pos_pair", pair, 0, spec.pairs - 1)
     device = resolve_device(device)
     with timed(device) as watch:
         q, k = _random_vectors(2, spec.head_dim, seed, device)               # (D,) each
@@ -174,7 +189,8 @@ def rotate_view(spec: RopeSpec, q_pos: int, k_pos: int, pair: int = 0, *, seed: 
                                     q[d2] * angle.cos() + q[d1] * angle.sin()), dim=-1)   # (P, 2)
             panels.append(PairRotation(i, (d1, d2), thetas[i].item(), [q[d1].item(), q[d2].item()],
                                        [k[d1].item(), k[d2].item()], [q_rot[d1].item(), q_rot[d2].item()],
-                                       [k_rot[d1].item(), k_rot[d2].item()], trail_xy.tolist()))
+                                       [k_rot[d1].item(), k_rot[d2].item()], trail_xy.tolist(),
+                                       q_pos * thetas[i].item(), k_pos * thetas[i].item()))
         a, b = _pair_index(spec, device)
         contributions = q_rot[a] * k_rot[a] + q_rot[b] * k_rot[b]            # (d/2,)
         result = RotateView(spec, q_pos, k_pos, pair, panels, thetas.tolist(), contributions.tolist(),
@@ -237,9 +253,8 @@ def relative_view(spec: RopeSpec, T: int = 64, max_distance: int = 4096, *, enco
     >>> v.scores.shape, v.spread < 1e-12
     (torch.Size([5, 5]), True)
     """
-    check_whole("sequence length T", T, 1, MAX_HEATMAP)
-    if encoding not in ENCODINGS:
-        raise ValueError(f"encoding = {encoding!r} must be one of {', '.join(ENCODINGS)}")
+    T = whole("pos_seq_len", T, 1, MAX_HEATMAP)
+    choice("pos_encoding", encoding, ENCODINGS)
     device = resolve_device(device)
     with timed(device) as watch:
         q, k = _random_vectors(2, spec.head_dim, seed, device)               # (D,) each
@@ -277,6 +292,11 @@ class FrequenciesView:
         """Pairs that never complete a turn within the training context."""
         return int((self.wavelengths > self.train_len).sum())
 
+    @property
+    def longest(self) -> float:
+        """The slowest pair's wavelength, ``2π·base^((d-2)/d)`` (:func:`models.positions.longest_wavelength`)."""
+        return self.wavelengths[-1].item()
+
 
 def frequencies_view(spec: RopeSpec, train_len: int = 4096, span: int = 128, *,
                      device: torch.device | str | None = None) -> FrequenciesView:
@@ -286,8 +306,8 @@ def frequencies_view(spec: RopeSpec, train_len: int = 4096, span: int = 128, *,
     >>> [round(w, 2) for w in v.wavelengths.tolist()], v.slow_pairs
     ([6.28, 62.83], 1)
     """
-    check_whole("training context L", train_len, 1, MAX_POSITION)
-    check_whole("positions shown", span, 1, MAX_HEATMAP)
+    train_len = whole("pos_train_len", train_len, 1, MAX_POSITION)
+    span = whole("pos_span", span, 1, MAX_HEATMAP)
     device = resolve_device(device)
     with timed(device) as watch:
         thetas = rope_inv_freq(spec.head_dim, spec.base, device=device)      # (d/2,)
@@ -323,7 +343,7 @@ def method_inv_freq(spec: RopeSpec, method: str, scaling: Llama3Scaling, *,
                 ntk_base(spec.base, spec.head_dim, scaling.factor))
     if method == "llama3":
         return llama3_inv_freq(thetas, scaling), math.nan
-    raise ValueError(f"method = {method!r} must be one of {', '.join(METHODS)}")
+    raise InputError("error_choice", name=Term("pos_method"), value=repr(method), choices=", ".join(METHODS))
 
 
 @dataclass
@@ -342,6 +362,31 @@ class ExtrapolationView:
     @property
     def original(self) -> torch.Tensor:
         return rope_inv_freq(self.spec.head_dim, self.spec.base, device=self.distances.device)
+
+    @property
+    def target(self) -> int:
+        """The context the methods stretch to: ``s·L`` tokens."""
+        return round(self.scaling.factor * self.scaling.original_max_position)
+
+    @property
+    def fastest(self) -> dict[str, float]:
+        """Method -> ``θ′_0/θ_0``: what it does to the fastest pair (1 = untouched)."""
+        return {m: th[0].item() / self.original[0].item() for m, th in self.thetas.items()}
+
+    @property
+    def blend(self) -> tuple[int, int] | None:
+        """The first and last pair in Llama 3.1's blend band (wavelength between ``L/high_freq_factor`` and
+        ``L/low_freq_factor``), when Llama 3.1 is shown and the band holds a pair.
+
+        >>> extrapolation_view(RopeSpec(head_dim=128, base=500000.0), Llama3Scaling()).blend
+        (29, 34)
+        """
+        if "llama3" not in self.methods:
+            return None
+        wavelength = 2 * math.pi / self.original                                # (d/2,)
+        high_band, low_band = self.scaling.band
+        inside = ((wavelength >= high_band) & (wavelength <= low_band)).nonzero().flatten().tolist()
+        return (inside[0], inside[-1]) if inside else None
 
 
 def unseen_angles(distances: torch.Tensor, thetas: torch.Tensor, scaled: torch.Tensor, train_len: int
@@ -376,16 +421,17 @@ def extrapolation_view(spec: RopeSpec, scaling: Llama3Scaling = Llama3Scaling(),
     >>> v.safe_length["original"], v.safe_length["pi"], v.safe_length["llama3"]
     (8192.0, 65536.0, 65536.0)
     """
-    methods = list(dict.fromkeys(methods))
+    if isinstance(methods, str) or not all(isinstance(m, str) for m in methods):
+        raise InputError("pos_err_methods", bad=repr(methods)[:60], choices=", ".join(METHODS))
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:
-        raise ValueError(f"methods {bad or '(none)'}: pick one or more of {', '.join(METHODS)}")
+        raise InputError("pos_err_methods", bad=bad or "[]", choices=", ".join(METHODS))
+    methods = [m for m in METHODS if m in methods]                           # the canonical order
     device = resolve_device(device)
     L = scaling.original_max_position
     reach = math.ceil(2 * scaling.factor * L)
     if reach > MAX_POSITION:
-        raise ValueError(f"factor × L = {scaling.factor:g} × {L:,} is too long: the view draws distances up to "
-                         f"twice that, at most {MAX_POSITION:,}")
+        raise InputError("pos_err_too_long", factor=f"{scaling.factor:g}", L=f"{L:,}", most=f"{MAX_POSITION:,}")
     with timed(device) as watch:
         thetas, bases, safe, unseen, scores = {}, {}, {}, {}, {}
         original = rope_inv_freq(spec.head_dim, spec.base, device=device)    # (d/2,)
@@ -415,6 +461,11 @@ class ConventionsView:
     scores: dict[str, float]                 # "meta", "hf": q_m·k_n with original and permuted weights
     timing: Timing = field(default=None)     # type: ignore[assignment]
 
+    @property
+    def inverse(self) -> list[int]:
+        """``perm.argsort()``: half dimension ``inverse[j]`` goes back to interleaved dimension ``j``."""
+        return sorted(range(len(self.perm)), key=self.perm.__getitem__)
+
 
 def rotation_matrix(head_dim: int, position: int, *, base: float = 10000.0, style: str = "half",
                     device: torch.device | str | None = None) -> torch.Tensor:
@@ -435,10 +486,9 @@ def conventions_view(head_dim: int = 8, base: float = 10000.0, position: int = 1
     >>> v.perm, v.pair_of_dim, v.matrix_diff
     ([0, 2, 1, 3], {'half': [0, 1, 0, 1], 'interleaved': [0, 0, 1, 1]}, 0.0)
     """
-    check_whole("head dim d", head_dim, 2, MAX_DIAGRAM_DIM)
-    check_head_dim(head_dim)
-    check_base(base)
-    check_whole("position m", position, 0, MAX_POSITION)
+    head_dim = check_head_dim(head_dim, "pos_diagram_dim", MAX_DIAGRAM_DIM)
+    base = check_base(base)
+    position = whole("pos_position", position, 0, MAX_POSITION)
     device = resolve_device(device)
     with timed(device) as watch:
         perm = rope_permutation(head_dim, device=device)                    # (D,)
@@ -474,7 +524,6 @@ def conventions_view(head_dim: int = 8, base: float = 10000.0, position: int = 1
 # --------------------------------------------------------------------------- compare
 
 
-SCHEMES = ("sinusoidal", "rope", "alibi")
 MAX_BIAS_PANELS = 8
 
 
@@ -490,6 +539,11 @@ class CompareView:
     same_token: dict[str, torch.Tensor]      # scheme -> (T, T) logit of one token repeated at every position
     spread: dict[str, float]                 # scheme -> largest max - min along a diagonal
     timing: Timing = field(default=None)     # type: ignore[assignment]
+
+    @property
+    def power_of_two(self) -> int:
+        """ALiBi's rule: the slopes of this many heads (the largest power of 2 ≤ H) come first."""
+        return alibi_power_of_two(len(self.slopes))
 
 
 def shown_heads(n_heads: int, most: int = MAX_BIAS_PANELS) -> list[int]:
@@ -515,8 +569,10 @@ def compare_view(T: int = 32, d_model: int = 64, n_heads: int = 8, base: float =
     >>> v.spread["rope"] < 1e-12, v.spread["alibi"] < 1e-12, v.spread["sinusoidal"] > 0.1
     (True, True, True)
     """
-    check_whole("sequence length T", T, 1, MAX_COMPARE_LEN)
-    check_whole("d_model", d_model, 2, MAX_D_MODEL)
+    T = whole("pos_compare_len", T, 1, MAX_COMPARE_LEN)
+    d_model = check_head_dim(d_model, "d_model", MAX_D_MODEL)
+    n_heads = whole("pos_heads", n_heads, 1, MAX_HEADS)
+    base = check_base(base)
     device = resolve_device(device)
     with timed(device) as watch:
         pe = sinusoidal_encoding(T, d_model, base, device=device, dtype=F64)   # (T, d)

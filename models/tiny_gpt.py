@@ -2,9 +2,11 @@
 
 One checkpoint per attention variant in ``data/tiny_gpt/`` (MHA, GQA with 2 KV heads, MQA, MLA),
 each written by ``scripts/train_tiny_gpt.py`` from ``data/corpus/en.txt``: a character-level model
-(4 layers, d_model 128, 4 heads, a 512-token context). A checkpoint is a plain dict that
-``torch.load(weights_only=True)`` reads: ``config`` (the :class:`GPTConfig` fields), ``vocab`` (the
-characters, in id order), ``state_dict`` (fp16 tensors), ``val_loss`` (nats per character on the
+(4 layers, d_model 128, 4 heads, a 512-token context), the one transformer configured by
+:class:`GPTConfig`. A checkpoint is a plain dict that ``torch.load(weights_only=True)`` reads:
+``config`` (the :class:`~models.transformer.TransformerConfig` fields), ``vocab`` (the
+characters, in id order), ``state_dict`` (fp16 tensors of :class:`~models.transformer.Transformer`),
+``val_loss`` (nats per character on the
 held-out tail of the corpus, measured on the fp16-rounded weights, so a load can be checked against
 it) and ``train`` (the recipe).
 
@@ -17,15 +19,17 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
 import torch
 import torch.nn.functional as F
 
+from models.checks import InputError, choice, whole
 from models.device import device_name, on_gpu, resolve_device
-from models.generation import GPTConfig, Pair, TinyGPT, side_by_side
+from models.generation import GPTConfig, Pair, side_by_side
+from models.transformer import Transformer, TransformerConfig
 from models.limits import (KV_CONTEXT, KV_D_MODEL, KV_MAX_LATENT, KV_N_HEADS, KV_N_LAYERS, KV_TRAINED_GQA,
                            KV_TRAINED_LATENT, KV_VARIANTS)
 
@@ -47,12 +51,12 @@ class CharVocab:
     >>> v.encode("abd")
     Traceback (most recent call last):
     ...
-    ValueError: the model knows 4 characters; 'd' (position 2) is not one of them
+    models.checks.InputError: the model knows 4 characters; these are not among them (character, position): 'd' (2)
     """
 
     def __init__(self, chars: str):
         if len(set(chars)) != len(chars) or not chars:
-            raise ValueError("a vocabulary is a non-empty string of distinct characters")
+            raise InputError("kv_err_vocab")
         self.chars = chars
         self.index = {c: i for i, c in enumerate(chars)}
 
@@ -62,10 +66,8 @@ class CharVocab:
     def encode(self, text: str) -> list[int]:
         unknown = [(i, c) for i, c in enumerate(text) if c not in self.index]
         if unknown:
-            listed = ", ".join(f"{c!r} (position {i})" for i, c in unknown[:5])
-            more = f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-            raise ValueError(f"the model knows {len(self)} characters; {listed}{more} "
-                             f"{'is' if len(unknown) == 1 else 'are'} not one of them")
+            listed = ", ".join(f"{c!r} ({i})" for i, c in unknown[:5])
+            raise InputError("kv_err_unknown_chars", known=len(self), listed=listed, more=max(0, len(unknown) - 5))
         return [self.index[c] for c in text]
 
     def decode(self, ids: list[int]) -> str:
@@ -85,20 +87,14 @@ def tiny_config(variant: str, vocab_size: int, *, n_kv_heads: int | None = None,
     >>> tiny_config("gqa", 90, n_kv_heads=2).variant, tiny_config("mqa", 90).n_kv_heads
     ('GQA', 1)
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"attention = {variant!r} must be one of {', '.join(VARIANTS)}")
+    choice("attention", variant, VARIANTS)
     base = dict(vocab_size=vocab_size, n_layers=KV_N_LAYERS, d_model=KV_D_MODEL, n_heads=KV_N_HEADS,
                 max_seq_len=KV_CONTEXT)
     if variant == "mla":
-        if isinstance(kv_latent_dim, bool) or not isinstance(kv_latent_dim, int) \
-                or not 1 <= kv_latent_dim <= KV_MAX_LATENT:
-            raise ValueError(f"kv_latent_dim = {kv_latent_dim!r} must be a whole number from 1 to "
-                             f"{KV_MAX_LATENT} (the width of MLA's cached latent)")
-        return GPTConfig(**base, n_kv_heads=KV_N_HEADS, attention="mla", kv_latent_dim=kv_latent_dim)
+        latent = whole("kv_latent_dim", kv_latent_dim, 1, KV_MAX_LATENT)
+        return GPTConfig(**base, n_kv_heads=KV_N_HEADS, attention="mla", kv_latent_dim=latent)
     kv = {"mha": KV_N_HEADS, "mqa": 1, "gqa": n_kv_heads}[variant]
-    if isinstance(kv, bool) or not isinstance(kv, int) or not 1 <= kv <= KV_N_HEADS:
-        raise ValueError(f"n_kv_heads = {kv!r} must be a whole number from 1 to n_heads = {KV_N_HEADS}")
-    return GPTConfig(**base, n_kv_heads=kv)
+    return GPTConfig(**base, n_kv_heads=whole("n_kv_heads", kv, 1, KV_N_HEADS))
 
 
 def checkpoint_name(config: GPTConfig) -> str:
@@ -139,24 +135,23 @@ def has_checkpoint(config: GPTConfig, directory: Path = CHECKPOINT_DIR) -> bool:
 class Loaded:
     """A model ready to generate, its vocabulary, and whether its weights were trained."""
 
-    model: TinyGPT
+    model: Transformer
     vocab: CharVocab
     trained: bool
     val_loss: float | None
     name: str
 
 
-def save_checkpoint(path: Path, model: TinyGPT, vocab: CharVocab, val_loss: float, train: dict) -> None:
+def save_checkpoint(path: Path, model: Transformer, vocab: CharVocab, val_loss: float, train: dict) -> None:
     state = {k: v.detach().to("cpu", torch.float16) for k, v in model.state_dict().items()}
-    torch.save({"config": asdict(model.config), "vocab": vocab.chars, "state_dict": state,
+    torch.save({"config": model.config.as_dict(), "vocab": vocab.chars, "state_dict": state,
                 "val_loss": float(val_loss), "train": train}, path)
 
 
 def load_checkpoint(path: Path, device: torch.device | str | None = None) -> Loaded:
     """A committed checkpoint as an fp32 model in eval mode on ``device``."""
     blob = torch.load(path, map_location="cpu", weights_only=True)
-    config = GPTConfig(**blob["config"])
-    model = TinyGPT(config)
+    model = Transformer(TransformerConfig.from_dict(blob["config"]), device="meta").to_empty(device="cpu")
     model.load_state_dict({k: v.to(DTYPE) for k, v in blob["state_dict"].items()})
     return Loaded(model.to(resolve_device(device)).eval(), CharVocab(blob["vocab"]), True,
                   blob["val_loss"], path.stem)
@@ -171,9 +166,8 @@ def load_tiny_gpt(variant: str, *, n_kv_heads: int | None = None, kv_latent_dim:
     path = directory / f"{checkpoint_name(config)}.pt"
     if path.exists():
         return load_checkpoint(path, device)
-    torch.manual_seed(seed)
-    return Loaded(TinyGPT(config).to(resolve_device(device)).eval(), reference.vocab, False, None,
-                  checkpoint_name(config))
+    return Loaded(Transformer.seeded(config.transformer(), seed, device=resolve_device(device)).eval(),
+                  reference.vocab, False, None, checkpoint_name(config))
 
 
 # --------------------------------------------------------------------------- the tab's run
@@ -182,7 +176,7 @@ class RunInfo:
     """What a run of the tab generates with: model, cache layout, sizes."""
 
     name: str
-    config: GPTConfig
+    config: TransformerConfig
     trained: bool
     val_loss: float | None
     rows: list[tuple[str, int]]          # the cached streams of one layer: (name, numbers per token)
@@ -204,7 +198,8 @@ class Frame:
 
 @on_gpu(duration=120)
 def stream_tiny_gpt(variant: str, prompt: str, max_new_tokens: int, *, n_kv_heads: int | None = None,
-                    kv_latent_dim: int | None = None, temperature: float = 0.0, seed: int = 0,
+                    kv_latent_dim: int | None = None, temperature: float = 0.0, top_k: int | None = None,
+                    top_p: float | None = None, seed: int = 0,
                     device: torch.device | str | None = None) -> Iterator[Frame]:
     """Generate from ``prompt`` with the chosen variant, cached and uncached side by side, step by step.
 
@@ -213,16 +208,17 @@ def stream_tiny_gpt(variant: str, prompt: str, max_new_tokens: int, *, n_kv_head
     from models.generation import check_generation
     from models.kv_cache import cache_rows
     if not isinstance(prompt, str) or not prompt:
-        raise ValueError("the prompt is empty: type at least one character")
+        raise InputError("kv_err_empty_prompt")
     loaded = load_tiny_gpt(variant, n_kv_heads=n_kv_heads, kv_latent_dim=kv_latent_dim, device=device)
     config = loaded.model.config
-    check_generation(config, len(prompt), max_new_tokens, temperature)
+    check_generation(config, len(prompt), max_new_tokens, temperature, top_k, top_p)
     ids = loaded.vocab.encode(prompt)
     info = RunInfo(loaded.name, config, loaded.trained, loaded.val_loss, cache_rows(config),
                    len(ids), len(ids) + max_new_tokens - 1, loaded.model.head.weight.element_size(),
                    device_name(loaded.model.head.weight.device))
     tokens, same = [], True
-    for pair in side_by_side(loaded.model, ids, max_new_tokens, temperature=temperature, seed=seed):
+    for pair in side_by_side(loaded.model, ids, max_new_tokens, temperature=temperature, top_k=top_k, top_p=top_p,
+                             seed=seed):
         tokens.append(pair.cached.token)
         same = same and pair.cached.token == pair.uncached.token
         yield Frame(info, pair, loaded.vocab.decode(tokens), same)
@@ -240,7 +236,7 @@ def split_corpus(text: str, val_fraction: float = VAL_FRACTION) -> tuple[str, st
 
 
 @torch.no_grad()
-def validation_loss(model: TinyGPT, ids: torch.Tensor, block: int | None = None) -> float:
+def validation_loss(model: Transformer, ids: torch.Tensor, block: int | None = None) -> float:
     """Mean cross-entropy (nats per character) of predicting ``ids[1:]`` in consecutive windows.
 
     The windows are ``block`` tokens (the context by default) and do not overlap; every token but
@@ -251,7 +247,7 @@ def validation_loss(model: TinyGPT, ids: torch.Tensor, block: int | None = None)
     total, count = 0.0, 0
     for start in range(0, len(ids) - 1, block):
         window = ids[start:start + block + 1].to(device)                   # (≤ block + 1,)
-        logits, _ = model(window[None, :-1], use_cache=False)              # (1, T, vocab)
+        logits, _ = Transformer.forward(model, window[None, :-1])           # (1, T, vocab)
         total += F.cross_entropy(logits[0].double(), window[1:], reduction="sum").item()
         count += len(window) - 1
     return total / count
@@ -259,14 +255,13 @@ def validation_loss(model: TinyGPT, ids: torch.Tensor, block: int | None = None)
 
 def train_tiny_gpt(config: GPTConfig, train_ids: torch.Tensor, val_ids: torch.Tensor, *, steps: int = 600,
                    batch: int = 8, lr: float = 3e-3, warmup: int = 40, eval_every: int = 50, seed: int = 0,
-                   log: Callable[[str], None] = print) -> tuple[TinyGPT, dict]:
+                   log: Callable[[str], None] = print) -> tuple[Transformer, dict]:
     """AdamW with warm-up and cosine decay on random windows of ``max_seq_len`` characters.
 
     The weights kept are those of the evaluation with the lowest validation loss (a 100 KB corpus
     is memorised long before the schedule ends). Returns the model and the recipe with its curve.
     """
-    torch.manual_seed(seed)
-    model = TinyGPT(config)
+    model = Transformer.seeded(config.transformer(), seed)
     block = config.max_seq_len
     decay = [p for p in model.parameters() if p.dim() >= 2]
     rest = [p for p in model.parameters() if p.dim() < 2]
@@ -292,7 +287,7 @@ def train_tiny_gpt(config: GPTConfig, train_ids: torch.Tensor, val_ids: torch.Te
         starts = torch.randint(0, len(train_ids) - block - 1, (batch,), generator=draw)
         x = torch.stack([train_ids[s:s + block] for s in starts])           # (batch, block)
         y = torch.stack([train_ids[s + 1:s + block + 1] for s in starts])   # (batch, block)
-        logits, _ = model(x, use_cache=False)                               # (batch, block, vocab)
+        logits, _ = model(x)                                                # (batch, block, vocab)
         loss = F.cross_entropy(logits.flatten(0, 1), y.flatten())
         opt.zero_grad(set_to_none=True)
         loss.backward()

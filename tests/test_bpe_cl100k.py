@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from models.bpe_cl100k import (CL100K_RANKS, CL100K_SHA256, cl100k_path, encode_chunk, encode_cl100k,
-                               load_cl100k, replay_cl100k)
+from models.bpe_cl100k import CL100K_SHA256, cl100k_path, encode_chunk, encode_cl100k, load_cl100k, replay_cl100k
 from models.bpe_trace import CORPORA, load_corpus
 from tests.conftest import ROOT
 
@@ -46,13 +45,30 @@ def test_the_expected_hash_is_the_one_tiktoken_uses():
     assert hashlib.sha256(cl100k_path().read_bytes()).hexdigest() == CL100K_SHA256
 
 
-def test_ranks_load_once_read_only_and_complete():
+def test_ranks_load_once_read_only_and_complete(tiktoken_cl100k):
     cl = load_cl100k()
     assert load_cl100k() is cl                                     # parsed once per process
-    assert len(cl.ranks) == CL100K_RANKS and sorted(cl.ranks.values()) == list(range(CL100K_RANKS))
+    assert dict(cl.ranks) == tiktoken_cl100k._mergeable_ranks
+    assert sorted(cl.ranks.values()) == list(range(len(cl.ranks)))
     assert cl.sha256 == CL100K_SHA256
     with pytest.raises(TypeError):
         cl.ranks[b"x"] = 1                                          # type: ignore[index]
+
+
+def test_cl100k_is_256_single_bytes_and_100000_merges(tiktoken_cl100k):
+    """Issue 19 (1): 100,256 ranks, not 100,256 merges. Counted here from tiktoken's own table; the 5
+    special tokens, not ranks, bring tiktoken's n_vocab to 100,277."""
+    cl = load_cl100k()
+    theirs = tiktoken_cl100k._mergeable_ranks
+    singles = sum(len(token) == 1 for token in theirs)
+    assert (len(cl.ranks), cl.single_bytes, cl.merges) == (len(theirs), singles, len(theirs) - singles)
+    assert (cl.single_bytes, cl.merges) == (256, 100_000)
+    specials = tiktoken_cl100k._special_tokens                    # 5 tokens at ids up to 100,276, not ranks
+    assert len(specials) == 5 and tiktoken_cl100k.n_vocab == max(specials.values()) + 1 == 100_277
+    import locales
+    for lang, words in (("en", "100,256 ranks: the 256 single bytes and 100,000 merges"),
+                        ("zh-CN", "100,256 个排名：256 个单字节加上 100,000 次合并")):
+        assert words in locales.catalog()[lang]["bpe_explain"]
 
 
 def test_the_file_is_found_and_parsed_without_importing_tiktoken():

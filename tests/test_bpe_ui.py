@@ -47,6 +47,12 @@ def test_step_retrain_and_encode(page, server_url, shot):
     box.blur()
     expect(page.locator("#bpe_encode_summary")).to_contain_text("10 characters = 30 bytes", timeout=15_000)
     expect(page.locator("#bpe_chars")).to_contain_text("U+9732")
+    # Granularity follows your text: one whitespace "word" for the whole clause, 10 characters, 30 bytes.
+    table = page.locator("#bpe_granularity_table")
+    expect(table).to_contain_text("whitespace words", timeout=15_000)
+    rows = table.locator("tr")
+    expect(rows.filter(has_text="whitespace words").locator("td").nth(2)).to_have_text("1")
+    expect(rows.filter(has_text="bytes (UTF-8)").locator("td").nth(2)).to_have_text("30")
     expect(page.locator(".toast-body")).to_have_count(0)
     shot(page, "tokenizer-en")
 
@@ -68,13 +74,14 @@ def test_chinese_ui_and_a_file_that_is_not_utf8(browser, server_url, shot, tmp_p
     page.goto(server_url)
     page.get_by_role("tab", name="分词器（BPE）").click()
     expect(page.locator(CARD)).to_contain_text("第 1 次合并", timeout=60_000)
-    page.locator("#bpe_corpus label").filter(has_text="中文散文").click()
+    page.locator("#bpe_corpus label").filter(has_text="中文文本").click()
     expect(page.locator("#bpe_status")).to_contain_text("32,387 字节", timeout=60_000)
-    expect(page.locator("#bpe_competitors .gtitle")).to_contain_text("相互竞争的字节对")
+    expect(page.locator("#bpe_competitors .gtitle")).to_contain_text("相互竞争的相邻词元对")
     shot(page, "tokenizer-zh")
     latin = tmp_path / "latin1.txt"
     latin.write_bytes("café crème brûlée".encode("latin-1"))
     page.locator("#bpe_upload input[type=file]").set_input_files(str(latin))
-    expect(page.locator(".toast-body").first).to_contain_text("not UTF-8 text: byte 0xe9 at offset 3",
-                                                              timeout=15_000)
+    expect(page.locator(".toast-body").first).to_contain_text("文件不是 UTF-8 文本：偏移 3 处的字节 0xe9",
+                                                              timeout=15_000)       # in Chinese
+    expect(page.locator("#bpe_granularity_table")).to_contain_text("按空格切分的词")
     context.close()

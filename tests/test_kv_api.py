@@ -104,7 +104,7 @@ def test_scale_formula_with_numbers_plugged_in_evaluates_to_the_calculator(clien
 @pytest.mark.parametrize("changes,message", [
     (dict(prompt=""), "the prompt is empty"),
     (dict(prompt="a" * 600), "the prompt (600 characters) plus 24 new tokens is 624: the model's context is 512"),
-    (dict(prompt="naïve 42"), "'ï' (position 2), '4' (position 6), '2' (position 7) are not one of them"),
+    (dict(prompt="naïve 42"), "not among them (character, position): 'ï' (2), '4' (6), '2' (7)"),
     (dict(max_new_tokens=0), "Value 0 is less than minimum value 1"),
     (dict(max_new_tokens=100_000), "Value 100000 is greater than maximum value 511"),
     (dict(prompt="x" * 400, max_new_tokens=200), "plus 200 new tokens is 600: the model's context is 512"),

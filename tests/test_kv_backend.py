@@ -37,15 +37,15 @@ def random_model(name: str, seed: int = 0) -> TinyGPT:
 # --------------------------------------------------------------------------- config
 @pytest.mark.parametrize("kwargs,message", [
     (dict(n_kv_heads=3), "n_kv_heads = 3 must divide n_heads = 4"),
-    (dict(n_kv_heads=8), "n_kv_heads = 8 must be from 1 to n_heads = 4"),
-    (dict(n_kv_heads=0), "n_kv_heads = 0 must be a whole number ≥ 1"),
+    (dict(n_kv_heads=8), "n_kv_heads = 8: must be a whole number from 1 to 4"),
+    (dict(n_kv_heads=0), "n_kv_heads = 0: must be a whole number from 1 to 4"),
     (dict(n_heads=5), "n_heads = 5 must divide d_model = 32"),
-    (dict(attention="mla", kv_latent_dim=0), "kv_latent_dim = 0 must be a whole number ≥ 1"),
+    (dict(attention="mla", kv_latent_dim=0), "kv_latent_dim = 0: must be a whole number from 1"),
     (dict(attention="mla", kv_latent_dim=None), "kv_latent_dim = None"),
     (dict(attention="mla", kv_latent_dim=8, n_kv_heads=2), "n_kv_heads = 2 must equal n_heads = 4"),
     (dict(attention="mla", kv_latent_dim=8, rope_dim=3), "width 3 must be even"),
-    (dict(kv_latent_dim=8), "kv_latent_dim and rope_dim are MLA settings"),
-    (dict(attention="gqa"), "attention = 'gqa' must be 'mha'"),
+    (dict(kv_latent_dim=8), "kv_latent_dim, q_latent_dim and rope_dim are MLA settings"),
+    (dict(attention="gqa"), "attention = 'gqa': must be one of mha, mla"),
 ])
 def test_config_rejects_with_a_message_naming_the_field(kwargs, message):
     base = dict(vocab_size=10, n_layers=1, d_model=32, n_heads=4, n_kv_heads=4, max_seq_len=8)
@@ -111,9 +111,9 @@ def test_attention_equals_per_head_reference(name):
     model = random_model(name)
     attn = model.blocks[0].attn
     x = torch.randn(2, 9, model.config.d_model)
-    cos, sin = model.rope_cos[:9], model.rope_sin[:9]
+    cos, sin = model.rope(0, 9, x.device)
     with torch.no_grad():
-        torch.testing.assert_close(attn(x, cos, sin, None, 0), reference_attention(attn, x, cos, sin),
+        torch.testing.assert_close(attn(x, (cos, sin)), reference_attention(attn, x, cos, sin),
                                    atol=1e-5, rtol=1e-4)
 
 
@@ -136,7 +136,7 @@ def test_cached_steps_give_the_full_forward_logits(name):
 @pytest.mark.parametrize("name", list(VARIANTS))
 @pytest.mark.parametrize("temperature", [0.0, 0.8])
 def test_generation_is_identical_with_and_without_cache(name, temperature):
-    model = random_model(name, seed=3)
+    model = random_model(name, seed=1)
     prompt = [1, 5, 7, 2]
     with_cache = generate(model, prompt, 30, temperature=temperature, seed=11)
     without = generate(model, prompt, 30, use_cache=False, temperature=temperature, seed=11)
@@ -203,7 +203,7 @@ def test_mla_caches_only_the_latent_and_the_rope_key():
         h = block.attn_norm(model.embed(ids))
         _, c, k_rope = block.attn.qkv(h).split(block.attn.split, -1)
         torch.testing.assert_close(cache.latent[0, :, 0, :5], block.attn.kv_norm(c))
-        torch.testing.assert_close(cache.rope_keys[0, :, 0, :5], rope_rotate(k_rope, model.rope_cos[:5], model.rope_sin[:5]))
+        torch.testing.assert_close(cache.rope_keys[0, :, 0, :5], rope_rotate(k_rope, *model.rope(0, 5, ids.device)))
 
 
 def test_gqa_caches_n_kv_heads_of_keys_and_values():
@@ -236,7 +236,7 @@ def test_cache_overflow_is_refused():
 @pytest.mark.parametrize("prompt,n,message", [
     ([], 5, "the prompt is empty"),
     ([1] * 40, 9, "plus 9 new tokens is 49: the model's context is 48"),
-    ([1], 0, "max_new_tokens = 0 must be a whole number ≥ 1"),
+    ([1], 0, "max_new_tokens = 0: must be a whole number ≥ 1"),
     ([1], 100_000, "plus 100000 new tokens"),
     ([99], 3, "token ids must be from 0 to 36"),
 ])
@@ -249,7 +249,7 @@ def test_generation_bounds(prompt, n, message):
 def test_vocabulary_refuses_unknown_characters_by_name():
     vocab = load_tiny_gpt("mha").vocab
     assert vocab.decode(vocab.encode("The door.")) == "The door."
-    with pytest.raises(ValueError, match=r"'€' \(position 4\), '😀' \(position 6\) are not one of them"):
+    with pytest.raises(ValueError, match=r"61 characters; these are not among them \(character, position\): '€' \(4\), '😀' \(6\)"):
         vocab.encode("cost€ 😀")
 
 
@@ -259,7 +259,7 @@ def test_committed_weights_reproduce_their_validation_loss(variant):
     vocab = CharVocab.of_text(text)
     config = trained_configs(len(vocab))[variant]
     loaded = load_checkpoint(CHECKPOINT_DIR / f"{checkpoint_name(config)}.pt")
-    assert loaded.model.config == config and loaded.vocab.chars == vocab.chars
+    assert loaded.model.config == config.transformer() and loaded.vocab.chars == vocab.chars
     val = torch.tensor(vocab.encode(split_corpus(text)[1]))
     assert validation_loss(loaded.model, val) == pytest.approx(loaded.val_loss, abs=1e-4)
     assert loaded.val_loss < 1.9                 # far below uniform guessing over 61 characters (4.11)
@@ -296,7 +296,7 @@ def test_stream_reports_bytes_and_identity():
     assert info.trained and info.capacity == 8 + 15 - 1 and info.bytes_per_elem == 4
     assert last.identical and len(last.text) == 15
     assert last.pair.cached.cache_bytes == kv_cache_bytes(4, 2, 32, info.capacity, bytes_per_elem=4)
-    with pytest.raises(ValueError, match="'7' \\(position 3\\) is not one of them"):
+    with pytest.raises(ValueError, match="not among them \\(character, position\\): '7' \\(3\\)"):
         next(stream_tiny_gpt("mha", "abc7", 5))
 
 
@@ -304,7 +304,7 @@ def test_tiny_variants_and_their_sizes():
     assert variant_sizes(32) == {"MHA": 2 * 4 * 4 * 32, "GQA-2": 2 * 4 * 2 * 32, "MQA": 2 * 4 * 1 * 32,
                                  "MLA r=32": 4 * (32 + 16)}
     assert tiny_config("mha", 61).max_seq_len == KV_CONTEXT
-    with pytest.raises(ValueError, match="kv_latent_dim = 0 must be a whole number from 1 to 128"):
+    with pytest.raises(ValueError, match="kv_latent_dim = 0: must be a whole number from 1 to 128"):
         tiny_config("mla", 61, kv_latent_dim=0)
     with pytest.raises(ValueError, match="n_kv_heads = 3 must divide n_heads = 4"):
         tiny_config("gqa", 61, n_kv_heads=3)

@@ -84,5 +84,5 @@ def test_chinese_mla_and_a_clear_error(browser, server_url, shot):
     box = page.locator("#kv_prompt textarea")
     box.fill("价格 42")
     page.locator("#kv_generate").click()
-    expect(page.locator(".toast-body").first).to_contain_text("are not one of them", timeout=30_000)
+    expect(page.locator(".toast-body").first).to_contain_text("以下字符不在其中", timeout=30_000)     # in Chinese
     context.close()

@@ -43,7 +43,7 @@ def test_gradients_equal_an_independent_autograd_computation(client):
         model = build_stack(StackConfig(vocab_size=len(vocabulary()), n_layers=6, d_model=64, n_heads=4,
                                         variant=variant, max_seq_len=32), seed=0, device="cpu")
         ids = char_batch(4, 33, seed=0)
-        grads = torch.autograd.grad(model.loss(ids), [b.ffn_out.weight for b in model.blocks])
+        grads = torch.autograd.grad(model.loss(ids), [b.ffn.w_out.weight for b in model.blocks])
         expected = [g.norm().item() for g in grads]
         assert panel[name] == pytest.approx(expected, rel=1e-4)
     assert "Post-LN" in summary and "Pre-LN" in summary
@@ -108,7 +108,7 @@ def test_bad_gradient_input_gives_a_clear_message(client, changes, message):
 
 
 @pytest.mark.parametrize("changes,message", [
-    (dict(lr=0), r"learning rate = 0.0 must be a number in \(0, 10\]"),
+    (dict(lr=0), r"learning rate = 0: must be a number above 0 and at most 10"),
     (dict(lr=-1), "less than minimum value 0"),
     (dict(lr=1e6), "greater than maximum value 10"),
     (dict(steps=100_000), "greater than maximum value 600"),

@@ -34,19 +34,24 @@ def test_our_norms_equal_pytorchs(shape, dtype):
     torch.testing.assert_close(ours_rms(x), ref_rms(x))
 
 
+def _block(variant: str, **sizes) -> Block:
+    """Layer 0 of the Normalization tab's stack: the one transformer's block."""
+    return Block(StackConfig(vocab_size=10, variant=variant, **sizes).transformer(), 0)
+
+
 def _copy_into_torch_layer(block: Block, norm_first: bool) -> torch.nn.TransformerEncoderLayer:
-    d = block.out.weight.shape[0]
-    ref = torch.nn.TransformerEncoderLayer(d, block.n_heads, dim_feedforward=4 * d, dropout=0.0, activation="relu",
-                                           batch_first=True, norm_first=norm_first)
+    d = block.attn.out.weight.shape[0]
+    ref = torch.nn.TransformerEncoderLayer(d, block.attn.cfg.n_heads, dim_feedforward=4 * d, dropout=0.0,
+                                           activation="relu", batch_first=True, norm_first=norm_first)
     with torch.no_grad():
-        ref.self_attn.in_proj_weight.copy_(block.qkv.weight)
-        ref.self_attn.in_proj_bias.copy_(block.qkv.bias)
-        ref.self_attn.out_proj.weight.copy_(block.out.weight)
-        ref.self_attn.out_proj.bias.copy_(block.out.bias)
-        ref.linear1.weight.copy_(block.ffn_in.weight)
-        ref.linear1.bias.copy_(block.ffn_in.bias)
-        ref.linear2.weight.copy_(block.ffn_out.weight)
-        ref.linear2.bias.copy_(block.ffn_out.bias)
+        ref.self_attn.in_proj_weight.copy_(block.attn.qkv.weight)
+        ref.self_attn.in_proj_bias.copy_(block.attn.qkv.bias)
+        ref.self_attn.out_proj.weight.copy_(block.attn.out.weight)
+        ref.self_attn.out_proj.bias.copy_(block.attn.out.bias)
+        ref.linear1.weight.copy_(block.ffn.w_in.weight)
+        ref.linear1.bias.copy_(block.ffn.w_in.bias)
+        ref.linear2.weight.copy_(block.ffn.w_out.weight)
+        ref.linear2.bias.copy_(block.ffn.w_out.bias)
     return ref.eval()
 
 
@@ -54,15 +59,15 @@ def _copy_into_torch_layer(block: Block, norm_first: bool) -> torch.nn.Transform
 def test_block_equals_torch_transformer_encoder_layer(variant, norm_first):
     """Post-LN and Pre-LN are PyTorch's own layer with norm_first False/True, causal mask."""
     torch.manual_seed(0)
-    block = Block(StackConfig(vocab_size=10, d_model=32, n_heads=4, variant=variant))
+    block = _block(variant, d_model=32, n_heads=4)
     with torch.no_grad():
         for p in block.parameters():                         # random biases and gains too
             p.normal_(0, 0.3)
-        block.norm_attn.weight.add_(1), block.norm_ffn.weight.add_(1)
+        block.attn_norm.weight.add_(1), block.ffn_norm.weight.add_(1)
     ref = _copy_into_torch_layer(block, norm_first)
     with torch.no_grad():
-        ref.norm1.weight.copy_(block.norm_attn.weight), ref.norm1.bias.copy_(block.norm_attn.bias)
-        ref.norm2.weight.copy_(block.norm_ffn.weight), ref.norm2.bias.copy_(block.norm_ffn.bias)
+        ref.norm1.weight.copy_(block.attn_norm.weight), ref.norm1.bias.copy_(block.attn_norm.bias)
+        ref.norm2.weight.copy_(block.ffn_norm.weight), ref.norm2.bias.copy_(block.ffn_norm.bias)
     x = torch.randn(2, 7, 32)
     mask = torch.nn.Transformer.generate_square_subsequent_mask(7)
     torch.testing.assert_close(block(x), ref(x, src_mask=mask, is_causal=True), atol=1e-5, rtol=1e-5)
@@ -83,11 +88,11 @@ def test_each_placement_follows_its_formula_on_a_hand_checkable_case():
     # ln([1, 2, 3, 6]) by hand: mean 3, variance 3.5 -> (x − 3)/√3.5
     torch.testing.assert_close(ln(x), (x - 3) / math.sqrt(3.5 + 1e-5))
     for variant, want in expected.items():
-        block = Block(StackConfig(vocab_size=10, n_layers=4, d_model=4, n_heads=1, variant=variant))
+        block = _block(variant, n_layers=4, d_model=4, n_heads=1)
         with torch.no_grad():
-            for lin in (block.qkv, block.out, block.ffn_in, block.ffn_out):
+            for lin in (block.attn.qkv, block.attn.out, block.ffn.w_in, block.ffn.w_out):
                 lin.weight.zero_(), lin.bias.zero_()
-            block.out.bias.copy_(c), block.ffn_out.bias.copy_(e)
+            block.attn.out.bias.copy_(c), block.ffn.w_out.bias.copy_(e)
         torch.testing.assert_close(block(x), want, msg=variant)
 
 
@@ -105,14 +110,14 @@ def test_deepnorm_init_scales_value_output_and_ffn_by_beta():
     beta = (8 * 12) ** -0.25
     d = 256
     for bp, bd in zip(post.blocks, deep.blocks):
-        qp, kp, vp = bp.qkv.weight.view(3, d, d)
-        qd, kd, vd = bd.qkv.weight.view(3, d, d)
+        qp, kp, vp = bp.attn.qkv.weight.view(3, d, d)
+        qd, kd, vd = bd.attn.qkv.weight.view(3, d, d)
         torch.testing.assert_close(qd, qp), torch.testing.assert_close(kd, kp)
-        for wp, wd in ((vp, vd), (bp.out.weight, bd.out.weight), (bp.ffn_in.weight, bd.ffn_in.weight),
-                       (bp.ffn_out.weight, bd.ffn_out.weight)):
+        for wp, wd in ((vp, vd), (bp.attn.out.weight, bd.attn.out.weight), (bp.ffn.w_in.weight, bd.ffn.w_in.weight),
+                       (bp.ffn.w_out.weight, bd.ffn.w_out.weight)):
             torch.testing.assert_close(wd, beta * wp)
     # Xavier-normal std of the FFN-out weight (fan_in 4d, fan_out d): √(2 / 5d)
-    assert post.blocks[0].ffn_out.weight.std().item() == pytest.approx(math.sqrt(2 / (5 * d)), rel=0.02)
+    assert post.blocks[0].ffn.w_out.weight.std().item() == pytest.approx(math.sqrt(2 / (5 * d)), rel=0.02)
     assert deep.blocks[0].alpha == pytest.approx((2 * 12) ** 0.25)
 
 
@@ -164,11 +169,11 @@ def test_gradients_are_reproducible_and_seeded():
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    (dict(d_model=96, n_heads=5), "d_model = 96 must be divisible by n_heads = 5 (try 4 or 6 heads)"),
-    (dict(n_layers=0), "n_layers = 0 must be a whole number from 1 to 24"),
-    (dict(n_layers=1000), "n_layers = 1000 must be a whole number from 1 to 24"),
-    (dict(variant="middle"), "variant 'middle' must be one of post, pre, sandwich, deepnorm"),
-    (dict(norm="batchnorm"), "norm 'batchnorm' must be one of layernorm, rmsnorm"),
+    (dict(d_model=96, n_heads=5), "d_model = 96 must be divisible by n_heads = 5 (try 4 / 6 heads)"),
+    (dict(n_layers=0), "n_layers = 0: must be a whole number from 1 to 24"),
+    (dict(n_layers=1000), "n_layers = 1000: must be a whole number from 1 to 24"),
+    (dict(variant="middle"), "variant = 'middle': must be one of post, pre, sandwich, deepnorm"),
+    (dict(norm="batchnorm"), "norm = 'batchnorm': must be one of layernorm, rmsnorm"),
 ])
 def test_config_validation_names_the_field(kwargs, message):
     with pytest.raises(ValueError, match=re.escape(message)):
@@ -241,7 +246,7 @@ def test_norm_axes_groups():
     assert max(v.max_error.values()) < 1e-5
     y, mean, std = batch_norm(x)
     torch.testing.assert_close(mean, x.mean((0, 1)))
-    with pytest.raises(ValueError, match="features = 1 must be a whole number from 2 to 8"):
+    with pytest.raises(ValueError, match="features = 1: must be a whole number from 2 to 8"):
         norm_axes(2, 2, 1)
 
 

@@ -66,6 +66,6 @@ def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
     expect(page.locator("#norm_grads_plot .gtitle")).to_have_text(re.compile("初始化时"), timeout=30_000)
     set_slider(page, "norm_width", 96)
     set_slider(page, "norm_heads", 5)
-    expect(page.locator(".toast-body").first).to_contain_text("must be divisible by n_heads = 5", timeout=30_000)
+    expect(page.locator(".toast-body").first).to_contain_text("必须能被 n_heads = 5 整除", timeout=30_000)   # in Chinese
     shot(page, "norms-zh")
     context.close()

@@ -6,24 +6,24 @@ import re
 import pytest
 from gradio_client.exceptions import AppError
 
-from tests.conftest import plot_json
+from components.positions import HANDLERS
+from tests.conftest import plot_json, raw_call
 
-ENDPOINTS = ["/rope", "/rope_relative", "/rope_frequencies", "/rope_extrapolation", "/rope_conventions",
-             "/positions_compare"]
-DEFAULTS = {
-    "/rope": dict(head_dim=128, base=10000, seed=0, style="half", pair=3, q_pos=5, k_pos=2),
-    "/rope_relative": dict(head_dim=64, base=10000, seed=0, encoding="rope", seq_len=24, max_distance=2000),
-    "/rope_frequencies": dict(head_dim=128, base=10000, train_len=4096, span=64),
-    "/rope_extrapolation": dict(head_dim=128, base=500000, train_len=8192, factor=8, low_freq_factor=1,
-                                high_freq_factor=4, methods=["original", "pi", "ntk", "llama3"]),
-    "/rope_conventions": dict(base=10000, seed=0, head_dim=8, position=1),
-    "/positions_compare": dict(base=10000, seed=0, seq_len=16, d_model=32, n_heads=8),
+ENDPOINTS = [f"/{api_name}" for _, api_name, _ in HANDLERS.values()]
+# What the tests change from each endpoint's defaults (the tab's own), by parameter name.
+SETTINGS = {
+    "/rope": {},
+    "/rope_relative": dict(head_dim=64, seq_len=24, max_distance=2000),
+    "/rope_frequencies": dict(span=64),
+    "/rope_extrapolation": dict(base=500000),
+    "/rope_conventions": {},
+    "/positions_compare": dict(compare_len=16, d_model=32),
 }
 
 
 def call(client, name, **changes):
-    args = DEFAULTS[name] | changes
-    return client.predict(*args.values(), api_name=name)
+    """Endpoint ``name`` by keyword: its defaults, this file's settings, then ``changes``."""
+    return client.predict(**SETTINGS[name] | changes, api_name=name)
 
 
 def traces(fig, **where):
@@ -38,7 +38,17 @@ def no_nan(value) -> bool:
 def test_every_view_is_a_named_public_endpoint(client):
     named = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
     assert all(name in named for name in ENDPOINTS)
-    assert [p["parameter_name"] for p in named["/rope"]["parameters"]] == list(DEFAULTS["/rope"])
+    assert [p["parameter_name"] for p in named["/rope"]["parameters"]] == [
+        "head_dim", "base", "seed", "style", "pair", "q_pos", "k_pos"]
+    assert [p["parameter_name"] for p in named["/rope_extrapolation"]["parameters"]] == [
+        "head_dim", "base", "original_max_position", "factor", "low_freq_factor", "high_freq_factor", "methods"]
+
+
+@pytest.mark.parametrize("name", ENDPOINTS)
+def test_every_endpoint_draws_with_its_defaults_alone(client, name):
+    out = client.predict(api_name=name)
+    assert out[-1].endswith("ms")
+    assert all(no_nan(plot_json(v)) for v in out[:-1])
 
 
 @pytest.mark.parametrize("style", ["half", "interleaved"])
@@ -90,7 +100,9 @@ def test_frequencies_wavelengths_and_title(client):
     expected = [2 * math.pi * 10000 ** (2 * i / 128) for i in range(64)]
     assert ours == pytest.approx(expected, rel=1e-12)
     slow = sum(w > 4096 for w in expected)
-    assert fig["layout"]["title"]["text"].startswith(f"{slow} of 64 pairs never complete a turn")
+    title = fig["layout"]["title"]["text"]
+    assert title.startswith(f"{slow} of 64 pairs never complete a turn")
+    assert f"the slowest turns once every {2 * math.pi * 10000 ** (126 / 128):,.0f} tokens" in title   # 54,410
     assert traces(fig, name="base 500,000")                                   # the reference base is drawn
 
 
@@ -113,7 +125,7 @@ def test_extrapolation_frequencies_and_summary(client):
 
 
 def test_conventions_permutation_and_matrices(client):
-    pairing, matrices, check, _ = call(client, "/rope_conventions", head_dim=8, position=3)
+    pairing, matrices, check, _ = call(client, "/rope_conventions", diagram_dim=8, position=3)
     assert "perm = [0, 2, 4, 6, 1, 3, 5, 7]" in plot_json(pairing)["layout"]["title"]["text"]
     inter, half, permuted = (t["z"] for t in traces(plot_json(matrices), type="heatmap"))
     assert half == permuted
@@ -125,7 +137,7 @@ def test_conventions_permutation_and_matrices(client):
 
 
 def test_compare_alibi_slopes_and_sinusoidal(client):
-    same, sinusoidal, alibi, slopes, _ = call(client, "/positions_compare", n_heads=12, seq_len=10, d_model=16)
+    same, sinusoidal, alibi, slopes, _ = call(client, "/positions_compare", n_heads=12, compare_len=10, d_model=16)
     assert "12 heads: 8 heads' slopes, then every other slope of 16 heads" in slopes
     assert "1: 1/2" in slopes and "9: 0.7071" in slopes and "12: 0.08839" in slopes      # 2^-0.5, 2^-3.5
     alibi = plot_json(alibi)
@@ -143,46 +155,61 @@ def test_extreme_settings_draw_without_nan(client):
     outputs = [call(client, "/rope", head_dim=1024, base=1e9, q_pos=4096, k_pos=0, pair=511),
                call(client, "/rope_relative", head_dim=1024, base=1e9, seq_len=256, max_distance=10_000_000),
                call(client, "/rope_frequencies", head_dim=2, base=1.0001, train_len=1, span=256),
-               call(client, "/rope_extrapolation", head_dim=1024, base=1e9, train_len=4_000_000, factor=1.25,
-                    low_freq_factor=0.001, high_freq_factor=1000),
-               call(client, "/rope_conventions", head_dim=64, position=64),
-               call(client, "/positions_compare", seq_len=128, d_model=512, n_heads=64)]
+               call(client, "/rope_extrapolation", head_dim=1024, base=1e9, original_max_position=4_000_000,
+                    factor=1.25, low_freq_factor=0.001, high_freq_factor=1000),
+               call(client, "/rope_conventions", diagram_dim=64, position=64),
+               call(client, "/positions_compare", compare_len=128, d_model=512, n_heads=64)]
     for out in outputs:
         assert no_nan([plot_json(v) for v in out])
 
 
 BAD = [
     ("/rope", dict(head_dim=7), "head dim d = 7 is odd"),
-    ("/rope", dict(head_dim=1e300), "head dim d = 1e\\+300 must be a whole number from 2 to 1,024"),
-    ("/rope", dict(head_dim=0), "head dim d = 0 must be a whole number from 2 to 1,024"),
-    ("/rope", dict(head_dim=1_000_000), "head dim d = 1000000 must be a whole number from 2 to 1,024"),
-    ("/rope", dict(base=1), "base = 1 must be greater than 1"),
-    ("/rope", dict(base=0.5), "base = 0.5 must be greater than 1"),
-    ("/rope", dict(base=-10), "base = -10 must be greater than 1"),
-    ("/rope", dict(pair=64), "pair i must be a whole number from 0 to 63, got 64"),
-    ("/rope", dict(q_pos=-1), "less than minimum value 0"),
-    ("/rope", dict(style="neox"), "'neox' .* is not in the list of choices: \\['half', 'interleaved'\\]"),
-    ("/rope_relative", dict(encoding="learned"), "'learned' .* is not in the list of choices"),
-    ("/rope_relative", dict(max_distance=-5), "less than minimum value 1"),
+    ("/rope", dict(head_dim=1e300), "head dim d = 1e\\+300: must be a whole number from 2 to 1024"),
+    ("/rope", dict(head_dim=0), "head dim d = 0: must be a whole number from 2 to 1024"),
+    ("/rope", dict(head_dim=1_000_000), "head dim d = 1000000: must be a whole number from 2 to 1024"),
+    ("/rope", dict(base=1), "base = 1: must be a number above 1"),
+    ("/rope", dict(base=0.5), "base = 0.5: must be a number above 1"),
+    ("/rope", dict(base=-10), "base = -10: must be a number above 1"),
+    ("/rope", dict(pair=64), "pair i = 64: must be a whole number from 0 to 63"),
+    ("/rope", dict(q_pos=-1), "q position m = -1: must be a whole number from 0"),
+    ("/rope", dict(seed=-1), "seed = -1: must be a whole number from 0"),
+    ("/rope", dict(style="neox"), "style = 'neox': must be one of half, interleaved"),
+    ("/rope_relative", dict(encoding="learned"), "encoding = 'learned': must be one of rope, sinusoidal"),
+    ("/rope_relative", dict(max_distance=-5), "distance = -5: must be a whole number from 1"),
+    ("/rope_relative", dict(seq_len=2.5), "sequence length T = 2.5: must be a whole number"),
     ("/rope_frequencies", dict(head_dim=9), "head dim d = 9 is odd"),
-    ("/rope_frequencies", dict(train_len=0), "less than minimum value 1"),
-    ("/rope_extrapolation", dict(factor=0), "factor = 0.0 must be a number ≥ 1"),
-    ("/rope_extrapolation", dict(factor=-2), "factor = -2.0 must be a number ≥ 1"),
-    ("/rope_extrapolation", dict(low_freq_factor=4, high_freq_factor=2), "high_freq_factor = 2 must be greater than low_freq_factor = 4"),
-    ("/rope_extrapolation", dict(low_freq_factor=0), "low_freq_factor = 0.0 must be a number > 0"),
+    ("/rope_frequencies", dict(train_len=0), "training context L = 0: must be a whole number from 1"),
+    ("/rope_extrapolation", dict(factor=0), "factor s = 0: must be a number from 1 to 1024"),
+    ("/rope_extrapolation", dict(factor=-2), "factor s = -2: must be a number from 1"),
+    ("/rope_extrapolation", dict(low_freq_factor=4, high_freq_factor=2),
+     "high_freq_factor = 2 must be greater than low_freq_factor = 4"),
+    ("/rope_extrapolation", dict(low_freq_factor=0), "low_freq_factor = 0: must be a number above 0"),
     ("/rope_extrapolation", dict(methods=[]), "pick one or more"),
-    ("/rope_extrapolation", dict(factor=1000, train_len=10**6), "too long"),
+    ("/rope_extrapolation", dict(methods=["yarn"]), "methods \\['yarn'\\]: pick one or more of original, pi"),
+    ("/rope_extrapolation", dict(factor=1000, original_max_position=10**6), "too long"),
     ("/rope_extrapolation", dict(head_dim=2, methods=["ntk"]), "needs head dim d ≥ 4"),
-    ("/rope_conventions", dict(head_dim=66), "less than|greater than maximum value 64"),
-    ("/rope_conventions", dict(head_dim=9), "head dim d = 9 is odd"),
-    ("/rope_conventions", dict(base=1), "base = 1 must be greater than 1"),
+    ("/rope_conventions", dict(diagram_dim=66), "d for the diagram = 66: must be a whole number from 2 to 64"),
+    ("/rope_conventions", dict(diagram_dim=9), "d for the diagram = 9 is odd"),
+    ("/rope_conventions", dict(base=1), "base = 1: must be a number above 1"),
     ("/positions_compare", dict(d_model=7), "d_model = 7 is odd"),
-    ("/positions_compare", dict(base=0), "base = 0 must be greater than 1"),
+    ("/positions_compare", dict(base=0), "base = 0: must be a number above 1"),
+    ("/positions_compare", dict(n_heads=0), "heads = 0: must be a whole number from 1 to 128"),
 ]
-
 
 @pytest.mark.parametrize("name,changes,message", BAD)
 def test_bad_input_gives_a_clear_message_and_server_keeps_serving(client, name, changes, message):
     with pytest.raises(AppError, match=message):
         call(client, name, **changes)
     assert call(client, name)[-1].endswith("ms")
+
+
+def test_a_learner_error_is_in_chinese_for_a_chinese_page(server_url):
+    """The page's language reaches the backend's messages (raw HTTP with the browser's Accept-Language)."""
+    import httpx
+    with httpx.Client(headers={"accept-language": "zh-CN,zh;q=0.9"}) as http:
+        event, payload = raw_call(server_url, "rope", [7, 10000, 0, "half", 3, 5, 2], client=http)
+    assert event == "error" and "头维度 d = 7 是奇数：RoPE 按维度对旋转" in json.loads(payload)["error"]
+    with httpx.Client(headers={"accept-language": "zh-CN"}) as http:
+        event, payload = raw_call(server_url, "rope_extrapolation", [128, 10000, 8192, 0, 1, 4, ["pi"]], client=http)
+    assert event == "error" and json.loads(payload)["error"] == "扩展倍数 s = 0：必须是 1 到 1024 之间的数"

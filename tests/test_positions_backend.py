@@ -7,8 +7,9 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from models.positions import (Llama3Scaling, alibi_bias, alibi_slopes, apply_rope, llama3_inv_freq, ntk_base,
-                              pair_dims, rope_inv_freq, rope_permutation, sinusoidal_encoding)
+from models.positions import (Llama3Scaling, alibi_bias, alibi_power_of_two, alibi_slopes, apply_rope,
+                              llama3_inv_freq, longest_wavelength, ntk_base, pair_dims, rope_inv_freq,
+                              rope_permutation, sinusoidal_encoding)
 
 DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 F64 = torch.float64
@@ -80,6 +81,22 @@ def ref_llama3(freqs: list[float], factor=8.0, low_freq_factor=1.0, high_freq_fa
 @pytest.mark.parametrize("d,base", [(2, 10000.0), (8, 100.0), (64, 10000.0), (128, 500000.0), (1024, 1e6)])
 def test_inv_freq_is_base_to_the_minus_2i_over_d(d, base):
     assert_close(rope_inv_freq(d, base, device="cpu"), ref_inv_freq(d, base), rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("d,base", [(2, 10000.0), (64, 10000.0), (128, 10000.0), (128, 500000.0), (1024, 1e9)])
+def test_longest_wavelength_is_two_pi_base_to_the_d_minus_2_over_d(d, base):
+    """The slowest pair is θ_{d/2-1} = base^(-(d-2)/d): one turn every 2π·base^((d-2)/d) tokens."""
+    assert longest_wavelength(d, base) == pytest.approx(2 * math.pi * base ** ((d - 2) / d), rel=1e-12)
+
+
+def test_longest_wavelengths_the_tab_quotes():
+    """Issue 19 (6): ≈ 54K for d = 128 with base 10⁴, ≈ 2.6M with base 5·10⁵ (not 2π·base: 63K, 3.1M)."""
+    assert round(longest_wavelength(128, 1e4), -3) == 54_000
+    assert round(longest_wavelength(128, 5e5), -5) == 2_600_000
+    import locales
+    explain = locales.catalog()
+    assert "≈ 54 K with base 10,000, ≈ 2.6 M with base 500,000" in explain["en"]["pos_explain"]
+    assert "底数 10,000 约 5.4 万，底数 500,000 约 260 万" in explain["zh-CN"]["pos_explain"]
 
 
 def test_ntk_aware_base_keeps_the_fastest_pair_and_slows_the_slowest_by_alpha():
@@ -321,6 +338,11 @@ def test_alibi_slopes_follow_the_papers_rule(heads):
                  rtol=1e-15, atol=0)
 
 
+@pytest.mark.parametrize("heads,first", [(1, 1), (2, 2), (7, 4), (8, 8), (12, 8), (64, 64), (100, 64)])
+def test_alibi_power_of_two_is_the_largest_below(heads, first):
+    assert alibi_power_of_two(heads) == first
+
+
 def test_alibi_bias_is_minus_slope_times_distance():
     bias = alibi_bias(6, 5, dtype=F64)
     slopes = [2.0 ** e for e in RULE[6]]
@@ -335,31 +357,31 @@ def test_alibi_bias_is_minus_slope_times_distance():
 
 @pytest.mark.parametrize("call,message", [
     (lambda: rope_inv_freq(7), "head dim d = 7 is odd"),
-    (lambda: rope_inv_freq(0), "head dim d = 0 must be a whole number from 2 to 1,024"),
-    (lambda: rope_inv_freq(10**6), "head dim d = 1000000 must be a whole number from 2 to 1,024"),
+    (lambda: rope_inv_freq(0), "head dim d = 0: must be a whole number from 2 to 1024"),
+    (lambda: rope_inv_freq(10**6), "head dim d = 1000000: must be a whole number from 2 to 1024"),
     (lambda: apply_rope(torch.zeros(3, 7)), "head dim d = 7 is odd"),
-    (lambda: apply_rope(torch.zeros(3, 0)), "head dim d = 0 must be"),
+    (lambda: apply_rope(torch.zeros(3, 0)), "head dim d = 0: must be"),
     (lambda: apply_rope(torch.zeros(3, 4), [0, -1, 2]), "positions must be ≥ 0"),
     (lambda: apply_rope(torch.zeros(3, 4), [0, float("nan"), 2]), "positions must be finite"),
     (lambda: apply_rope(torch.zeros(3, 4), [0, 1]), "last dimension must be T = 3"),
     (lambda: apply_rope(torch.zeros(2, 3, 4), torch.zeros(5, 3)), "do not broadcast"),
-    (lambda: apply_rope(torch.zeros(3, 4), base=1.0), "base = 1 must be greater than 1"),
-    (lambda: apply_rope(torch.zeros(3, 4), base=0.5), "base = 0.5 must be greater than 1"),
-    (lambda: apply_rope(torch.zeros(3, 4), base=-3), "base = -3 must be greater than 1"),
-    (lambda: apply_rope(torch.zeros(3, 4), base=float("inf")), "must be a finite number"),
-    (lambda: apply_rope(torch.zeros(3, 4), scale=0.0), "scale = 0.0 must be a number > 0"),
-    (lambda: apply_rope(torch.zeros(3, 4), scale=-2.0), "scale = -2.0 must be a number > 0"),
-    (lambda: apply_rope(torch.zeros(3, 4), ntk_alpha=0.5), "NTK alpha = 0.5 must be a number ≥ 1"),
+    (lambda: apply_rope(torch.zeros(3, 4), base=1.0), "base = 1: must be a number above 1 and at most 1e\\+09"),
+    (lambda: apply_rope(torch.zeros(3, 4), base=0.5), "base = 0.5: must be a number above 1"),
+    (lambda: apply_rope(torch.zeros(3, 4), base=-3), "base = -3: must be a number above 1"),
+    (lambda: apply_rope(torch.zeros(3, 4), base=float("inf")), "base = inf: must be a number above 1"),
+    (lambda: apply_rope(torch.zeros(3, 4), scale=0.0), "scale = 0: must be a number above 0 and at most 1024"),
+    (lambda: apply_rope(torch.zeros(3, 4), scale=-2.0), "scale = -2: must be a number above 0"),
+    (lambda: apply_rope(torch.zeros(3, 4), ntk_alpha=0.5), "NTK alpha = 0.5: must be a number from 1 to 1024"),
     (lambda: apply_rope(torch.zeros(3, 2), ntk_alpha=2.0), "needs head dim d ≥ 4"),
-    (lambda: apply_rope(torch.zeros(3, 4), style="rotary"), "style = 'rotary' must be one of half, interleaved"),
+    (lambda: apply_rope(torch.zeros(3, 4), style="rotary"), "style = 'rotary': must be one of half, interleaved"),
     (lambda: apply_rope(torch.zeros(4)), "it must be \\[..., T, D\\]"),
     (lambda: apply_rope(torch.zeros(3, 4, dtype=torch.int64)), "floating-point"),
     (lambda: Llama3Scaling(low_freq_factor=4, high_freq_factor=4), "high_freq_factor = 4 must be greater"),
-    (lambda: Llama3Scaling(factor=0), "factor = 0 must be a number ≥ 1"),
+    (lambda: Llama3Scaling(factor=0), "factor s = 0: must be a number from 1 to 1024"),
     (lambda: sinusoidal_encoding(10, 5), "d_model = 5 is odd"),
     (lambda: sinusoidal_encoding(0, 4), "sequence length T = 0"),
     (lambda: sinusoidal_encoding(10**6, 1024), "too many"),
-    (lambda: alibi_slopes(0), "heads = 0 must be a whole number from 1"),
+    (lambda: alibi_slopes(0), "heads = 0: must be a whole number from 1 to 128"),
     (lambda: alibi_bias(8, 10**4), "too many"),
 ])
 def test_bad_input_gets_a_clear_message(call, message):

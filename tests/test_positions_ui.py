@@ -81,7 +81,7 @@ def test_chinese_figures_and_a_clear_error(browser, server_url, shot):
     head_dim = page.locator("#pos_head_dim input")
     head_dim.fill("7")
     head_dim.press("Enter")
-    expect(page.locator(".toast-body").first).to_contain_text("head dim d = 7 is odd", timeout=15_000)
+    expect(page.locator(".toast-body").first).to_contain_text("头维度 d = 7 是奇数", timeout=15_000)   # in Chinese
     page.get_by_role("tab", name="正弦 · RoPE · ALiBi").click()                  # a view that has no d draws
     expect(page.locator("#pos_alibi_plot .gtitle")).to_have_text(re.compile("ALiBi 每个头的偏置"), timeout=30_000)
     shot(page, "compare-zh")

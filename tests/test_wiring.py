@@ -2,6 +2,7 @@
 outputs by name, errors in the page's language, and no traceback in the log for a learner's mistake."""
 from __future__ import annotations
 
+import json
 import types
 
 import gradio as gr
@@ -70,6 +71,27 @@ def _fields(template: str) -> set[str] | None:
         return {name.split(".")[0].split("[")[0] for _, name, _, _ in string.Formatter().parse(template) if name}
     except ValueError:
         return None
+
+
+def heads_only(heads: int = 2) -> dict:
+    return {"shown": str(whole("n_heads", heads, 1, 8))}
+
+
+def test_a_handler_without_a_request_parameter_still_speaks_the_page_language():
+    """Regression: the request was added keyword-only, which Gradio never fills: such handlers
+    answered in English in the Chinese UI."""
+    with gr.Blocks() as demo:
+        ui = types.SimpleNamespace(heads=Slider(1, 8, value=2, step=1), shown=gr.Textbox())
+        gr.Button().click(api_name="heads", **event(heads_only, ui, ("shown",)))
+    _, url, _ = demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True,
+                            quiet=True, ssr_mode=False)
+    try:
+        import httpx
+        with httpx.Client(headers={"accept-language": "zh-CN,zh;q=0.9"}) as http:
+            event_, payload = raw_call(url, "heads", [99], client=http)
+        assert event_ == "error" and "必须是 1 到 8 之间的整数" in json.loads(payload)["error"]
+    finally:
+        demo.close()
 
 
 def test_out_of_range_values_reach_the_handler_and_come_back_translated(capfd):

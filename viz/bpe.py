@@ -2,15 +2,14 @@
 
 Tokens are drawn as HTML spans (one colour per position, cycling, so neighbours always differ;
 the token made by the current merge is outlined); figures are plain dicts through
-:func:`viz.common.figure`. Everything here takes lists, bytes and numbers, never a trace.
+:func:`viz.common.plain_figure`. Everything here takes lists, bytes and numbers, never a trace.
 """
 from __future__ import annotations
 
 import html
 
-import plotly.graph_objects as go
-
-from viz.common import ALLOWED_COLOR, axis_ref, base_layout, figure, finite, subplot_row, tr
+from locales import tr
+from viz.common import ALLOWED_COLOR, PlainFigure, axis_ref, base_layout, finite, plain_figure, subplot_row
 
 TOKEN_COLORS = ("#fde68a", "#bbf7d0", "#bfdbfe", "#fbcfe8", "#ddd6fe", "#fed7aa", "#a5f3fc")
 TIE_COLOR = "#f59e0b"        # amber: tied with the winner
@@ -28,120 +27,6 @@ STYLE = """<style>
 .bpe-tokens .bpe-byte{font-size:11px;color:#7c2d12}
 .bpe-note{font-size:12px;color:#6b7280;margin:4px 0}
 </style>"""
-
-TEXT = {
-    "en": {
-        "shown": "First {shown:,} of {total:,} tokens drawn (the counts cover the whole text). "
-                 "Hover a token for its id and bytes; <b>underlined</b>: the token this merge made; "
-                 "<span class='bpe-byte'>\\xe9</span>: a byte of a character cut in two.",
-        "all_shown": "{total:,} tokens. Hover a token for its id and bytes; <b>underlined</b>: the token "
-                     "this merge made; <span class='bpe-byte'>\\xe9</span>: a byte of a character cut in two.",
-        "empty": "(no text)",
-        "bytes": "bytes",
-        "part_of": "bytes of {chars}",
-        "step0": "### Step 0: raw bytes\nThe text is **{tokens:,} tokens**, one per UTF-8 byte "
-                 "(vocabulary: the 256 byte values). Press ▶ or move the slider to see the merges.",
-        "merge": "### Merge {k:,} of {m:,}\n{left} + {right} → **token {new}** {text}\n\n"
-                 "- count of the pair: **{count:,}**{overlap}\n"
-                 "- tokens in the text: {before:,} → **{after:,}** ({bpt:.2f} bytes per token)\n"
-                 "- vocabulary: 256 bytes + {k:,} merges = **{vocab:,}** tokens\n- {tie}",
-        "overlap": " (merged {replaced:,} times: overlapping occurrences, as in `aaa`, merge once)",
-        "no_tie": "no tie: this pair's count was the highest on its own",
-        "tie": "**tie**: {tied:,} pairs had count {count:,}; the rule ({rule}) chose this one",
-        "rule_first": "the pair that occurs first in the text wins",
-        "rule_lowest": "the pair with the lowest (left id, right id) wins",
-        "competitors": "Pairs competing at merge {k:,}",
-        "count": "count",
-        "chosen": "chosen",
-        "tied": "tied with it",
-        "lost": "lower count",
-        "curves_tokens": "Tokens in the training text",
-        "curves_bpt": "Bytes per token (compression)",
-        "vocab_size": "vocabulary size (256 + merges)",
-        "now": "step {k:,}",
-        "cl100k_line": "GPT-4 cl100k: {bpt:.2f}",
-        "stopped": "⚠️ Training stopped after {got:,} of {asked:,} merges: {reason}.",
-        "trained": "Trained **{got:,} merges** on {bytes:,} bytes ({split}, tie rule: {rule}) in {ms:,.1f} ms.",
-        "nul": " The text holds {n:,} NUL character(s), drawn as ␀: byte-level BPE treats byte 0 like any other.",
-        "encode_summary": "**{tokens:,} tokens** for {chars:,} characters = {bytes:,} bytes "
-                          "({bpt:.2f} bytes per token) with the first {k:,} merges. Ids: `{ids}`",
-        "ascii_only": "Every character here is one byte (ASCII), so each starts as its own token.",
-        "char": "character", "code": "code point", "utf8": "UTF-8 bytes", "now_tokens": "tokens now (step {k:,})",
-        "joined": "one token from", "merge_n": "merge {n:,}", "never": "never in {m:,} merges",
-        "compare_title": "Bytes per token: your tokenizer and GPT-4's (tokens on the bars)",
-        "bpt_axis": "bytes / token",
-        "training_text": "training text", "your_text": "your text",
-        "ours_k": "yours, step {k:,} ({v:,} tokens)", "ours_all": "yours, all {m:,} merges ({v:,} tokens)",
-        "cl100k": "GPT-4 cl100k_base (100,277 tokens)",
-        "sha_ok": "GPT-4's `cl100k_base` read offline from `{path}`: SHA-256 `{sha}` ✓ equals the hash "
-                  "tiktoken expects. {ranks:,} merge ranks, parsed in {ms:.0f} ms (once per server).",
-        "cmp_row": "| {what} | {ours_k:,} | {ours_all:,} | {cl:,} |",
-        "cmp_head": "| tokens | yours, step {k:,} | yours, all merges | GPT-4 cl100k |\n|---|---:|---:|---:|",
-        "replay_title": "{word}, merge by merge (lowest rank first)",
-        "replay_ours": "yours ({n} merges)", "replay_cl100k": "GPT-4 ({n} merges)",
-        "replay_empty": "Type a word to replay.",
-        "replay_start": "UTF-8 bytes", "replay_ours_row": "merge {n:,}", "replay_cl100k_row": "rank {n:,}",
-        "h_merge": "merge", "h_id": "id", "h_token": "token", "h_left": "left", "h_right": "right",
-        "h_count": "count", "h_tied": "pairs tied",
-        "replay_long": "(only the first {n} bytes are replayed)",
-    },
-    "zh-CN": {
-        "shown": "只画出前 {shown:,} 个词元，共 {total:,} 个（计数覆盖全文）。"
-                 "把鼠标移到词元上可看到它的 id 和字节；<b>下划线</b>：这次合并产生的词元；"
-                 "<span class='bpe-byte'>\\xe9</span>：被切开的字符的一个字节。",
-        "all_shown": "共 {total:,} 个词元。把鼠标移到词元上可看到它的 id 和字节；<b>下划线</b>：这次合并产生的词元；"
-                     "<span class='bpe-byte'>\\xe9</span>：被切开的字符的一个字节。",
-        "empty": "（没有文本）",
-        "bytes": "字节",
-        "part_of": "属于 {chars} 的字节",
-        "step0": "### 第 0 步：原始字节\n文本共 **{tokens:,} 个词元**，每个 UTF-8 字节一个"
-                 "（词表：256 个字节值）。按 ▶ 或拖动滑块查看每次合并。",
-        "merge": "### 第 {k:,} 次合并（共 {m:,} 次）\n{left} + {right} → **词元 {new}** {text}\n\n"
-                 "- 这个字节对的出现次数：**{count:,}**{overlap}\n"
-                 "- 文本中的词元数：{before:,} → **{after:,}**（每个词元 {bpt:.2f} 字节）\n"
-                 "- 词表：256 个字节 + {k:,} 次合并 = **{vocab:,}** 个词元\n- {tie}",
-        "overlap": "（实际合并 {replaced:,} 处：重叠的出现，例如 `aaa`，只合并一次）",
-        "no_tie": "没有并列：这个字节对的次数独占最高",
-        "tie": "**并列**：有 {tied:,} 个字节对的次数都是 {count:,}；规则（{rule}）选中了这一个",
-        "rule_first": "在文本中最先出现的字节对胜出",
-        "rule_lowest": "（左 id，右 id）最小的字节对胜出",
-        "competitors": "第 {k:,} 次合并时相互竞争的字节对",
-        "count": "次数",
-        "chosen": "被选中",
-        "tied": "与之并列",
-        "lost": "次数较少",
-        "curves_tokens": "训练文本中的词元数",
-        "curves_bpt": "每个词元的字节数（压缩率）",
-        "vocab_size": "词表大小（256 + 合并次数）",
-        "now": "第 {k:,} 步",
-        "cl100k_line": "GPT-4 cl100k：{bpt:.2f}",
-        "stopped": "⚠️ 训练在 {got:,} 次合并后停止（要求 {asked:,} 次）：{reason}。",
-        "trained": "在 {bytes:,} 字节上训练了 **{got:,} 次合并**（{split}，并列规则：{rule}），用时 {ms:,.1f} 毫秒。",
-        "nul": " 文本中有 {n:,} 个 NUL 字符，显示为 ␀：字节级 BPE 把字节 0 当作普通字节处理。",
-        "encode_summary": "用前 {k:,} 次合并：{chars:,} 个字符 = {bytes:,} 字节 → **{tokens:,} 个词元**"
-                          "（每个词元 {bpt:.2f} 字节）。id：`{ids}`",
-        "ascii_only": "这里每个字符都是一个字节（ASCII），所以一开始各自就是一个词元。",
-        "char": "字符", "code": "码位", "utf8": "UTF-8 字节", "now_tokens": "当前的词元（第 {k:,} 步）",
-        "joined": "合成一个词元于", "merge_n": "第 {n:,} 次合并", "never": "{m:,} 次合并内从未合成",
-        "compare_title": "每个词元的字节数：你的分词器与 GPT-4 的（柱上为词元数）",
-        "bpt_axis": "字节 / 词元",
-        "training_text": "训练文本", "your_text": "你的文本",
-        "ours_k": "你的，第 {k:,} 步（{v:,} 个词元）", "ours_all": "你的，全部 {m:,} 次合并（{v:,} 个词元）",
-        "cl100k": "GPT-4 cl100k_base（100,277 个词元）",
-        "sha_ok": "GPT-4 的 `cl100k_base` 离线读取自 `{path}`：SHA-256 `{sha}` ✓ 与 tiktoken 期望的哈希一致。"
-                  "共 {ranks:,} 个合并排名，解析用时 {ms:.0f} 毫秒（每个服务器进程一次）。",
-        "cmp_row": "| {what} | {ours_k:,} | {ours_all:,} | {cl:,} |",
-        "cmp_head": "| 词元数 | 你的，第 {k:,} 步 | 你的，全部合并 | GPT-4 cl100k |\n|---|---:|---:|---:|",
-        "replay_title": "{word} 的逐次合并（排名最低者先合并）",
-        "replay_ours": "你的（{n} 次合并）", "replay_cl100k": "GPT-4（{n} 次合并）",
-        "replay_empty": "输入一个词来重放。",
-        "replay_start": "UTF-8 字节", "replay_ours_row": "第 {n:,} 次合并", "replay_cl100k_row": "排名 {n:,}",
-        "h_merge": "合并", "h_id": "id", "h_token": "词元", "h_left": "左", "h_right": "右",
-        "h_count": "次数", "h_tied": "并列的字节对数",
-        "replay_long": "（只重放前 {n} 个字节）",
-    },
-}
-
 
 # ----------------------------------------------------------------------------- token text
 def visible(text: str) -> str:
@@ -209,20 +94,20 @@ def tokens_html(tokens: list[tuple[int, bytes]], total: int, lang: str = "en", *
     spans, chars, at = [], None, 0
     for i, (tid, token) in enumerate(tokens):
         cls = " class='bpe-new'" if tid == highlight else ""
-        title = f"id {tid} · {len(token)} {tr(TEXT, 'bytes', lang)} · {token.hex(' ')}"
+        title = f"id {tid} · {len(token)} {tr(lang, 'bpe_fig_bytes')} · {token.hex(' ')}"
         try:
             token.decode("utf-8")
         except UnicodeDecodeError:                         # a piece of a character: say which
             chars = chars or char_of_byte(b"".join(token for _, token in tokens))
             cut = dict.fromkeys(c for c in chars[at:at + len(token)] if c and len(c.encode("utf-8")) > 1)
             if cut:
-                title += " · " + tr(TEXT, "part_of", lang).format(chars=" ".join(html.escape(c) for c in cut))
+                title += " · " + tr(lang, "bpe_fig_part_of", chars=" ".join(html.escape(c) for c in cut))
         at += len(token)
         spans.append(f"<span{cls} style='background:{TOKEN_COLORS[i % len(TOKEN_COLORS)]}' "
                      f"title='{title}'>{token_html(token)}</span>")
-    note = (tr(TEXT, "shown", lang).format(shown=len(tokens), total=total) if len(tokens) < total
-            else tr(TEXT, "all_shown", lang).format(total=total))
-    body = "".join(spans) or html.escape(tr(TEXT, "empty", lang))
+    note = (tr(lang, "bpe_fig_shown", shown=len(tokens), total=total) if len(tokens) < total
+            else tr(lang, "bpe_fig_all_shown", total=total))
+    body = "".join(spans) or html.escape(tr(lang, "bpe_fig_empty"))
     return f"{STYLE}<div class='bpe-note'>{note}</div><div class='bpe-tokens'>{body}</div>"
 
 
@@ -232,42 +117,41 @@ def merge_card(k: int, m: int, tokens: list[int], *, left: bytes = b"", right: b
                tied: int = 1, rule: str = "first", lang: str = "en") -> str:
     """Markdown for step ``k``: the pair merged, its count, the tokens before and after, any tie."""
     if k == 0:
-        return tr(TEXT, "step0", lang).format(tokens=tokens[0])
-    tie = (tr(TEXT, "no_tie", lang) if tied <= 1 else
-           tr(TEXT, "tie", lang).format(tied=tied, count=count, rule=tr(TEXT, f"rule_{rule}", lang)))
-    overlap = tr(TEXT, "overlap", lang).format(replaced=replaced) if replaced != count else ""
-    return tr(TEXT, "merge", lang).format(
-        k=k, m=m, left=f"`{token_label(left)}` ({left_id})", right=f"`{token_label(right)}` ({right_id})",
-        new=new_id, text=f"`{token_label(left + right)}` = `{(left + right).hex(' ')}`", count=count,
-        overlap=overlap, before=tokens[k - 1], after=tokens[k], bpt=tokens[0] / tokens[k], vocab=256 + k,
-        tie=tie)
+        return tr(lang, "bpe_fig_step0", tokens=tokens[0])
+    tie = (tr(lang, "bpe_fig_no_tie") if tied <= 1 else
+           tr(lang, "bpe_fig_tie", tied=tied, count=count, rule=tr(lang, f"bpe_fig_rule_{rule}")))
+    overlap = tr(lang, "bpe_fig_overlap", replaced=replaced) if replaced != count else ""
+    return tr(lang, "bpe_fig_merge", k=k, m=m, left=f"`{token_label(left)}` ({left_id})",
+              right=f"`{token_label(right)}` ({right_id})", new=new_id,
+              text=f"`{token_label(left + right)}` = `{(left + right).hex(' ')}`", count=count, overlap=overlap,
+              before=tokens[k - 1], after=tokens[k], bpt=tokens[0] / tokens[k], vocab=256 + k, tie=tie)
 
 
 # ----------------------------------------------------------------------------- figures
-def competitors_figure(k: int, pairs: list[tuple[str, int]], tied: int, lang: str = "en") -> go.Figure:
+def competitors_figure(k: int, pairs: list[tuple[str, int]], tied: int, lang: str = "en") -> PlainFigure:
     """Horizontal bars of the best pairs at merge ``k`` (winner on top): chosen, tied, lower."""
     if not pairs:
-        return figure([], base_layout(height=260, title=tr(TEXT, "competitors", lang).format(k=k)))
+        return plain_figure([], base_layout(height=260, title=tr(lang, "bpe_fig_competitors", k=k)))
     best = pairs[0][1]
     kinds = ["chosen" if i == 0 else "tied" if c == best else "lost" for i, (_, c) in enumerate(pairs)]
     colors = {"chosen": ALLOWED_COLOR, "tied": TIE_COLOR, "lost": OTHER_COLOR}
     labels = [f"{i + 1}. {label}" for i, (label, _) in enumerate(pairs)]
     data = [{"type": "bar", "orientation": "h", "y": [lab for lab, kd in zip(labels, kinds) if kd == kind],
-             "x": [c for (_, c), kd in zip(pairs, kinds) if kd == kind], "name": tr(TEXT, kind, lang),
+             "x": [c for (_, c), kd in zip(pairs, kinds) if kd == kind], "name": tr(lang, "bpe_fig_" + kind),
              "marker": {"color": colors[kind]}, "texttemplate": "%{x:,}", "textposition": "outside",
              "cliponaxis": False, "textfont": {"size": 11}, "hovertemplate": "%{y}: %{x:,}<extra></extra>"}
             for kind in ("chosen", "tied", "lost") if kind in kinds]
-    title = tr(TEXT, "competitors", lang).format(k=k)
+    title = tr(lang, "bpe_fig_competitors", k=k)
     layout = base_layout(height=max(260, 70 + 26 * len(pairs)), title=title) | {
         "yaxis": {"categoryorder": "array", "categoryarray": labels[::-1], "automargin": True,
                   "tickfont": {"family": "ui-monospace, 'WenQuanYi Micro Hei', monospace"}},
-        "xaxis": {"title": {"text": tr(TEXT, "count", lang)}, "range": [0, best * 1.18]},
+        "xaxis": {"title": {"text": tr(lang, "bpe_fig_count")}, "range": [0, best * 1.18]},
         "legend": {"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
         "barmode": "overlay", "bargap": 0.25}
-    return figure(data, layout)
+    return plain_figure(data, layout)
 
 
-def curves_figure(tokens: list[int], k: int, cl100k_bpt: float | None = None, lang: str = "en") -> go.Figure:
+def curves_figure(tokens: list[int], k: int, cl100k_bpt: float | None = None, lang: str = "en") -> PlainFigure:
     """Tokens in the text and bytes per token against vocabulary size, a marker at step ``k``."""
     vocab = list(range(256, 256 + len(tokens)))
     bpt = finite([tokens[0] / t for t in tokens])
@@ -276,32 +160,35 @@ def curves_figure(tokens: list[int], k: int, cl100k_bpt: float | None = None, la
         {"type": "scatter", "mode": "lines", "x": vocab, "y": tokens, "line": {"color": ALLOWED_COLOR},
          "hovertemplate": "%{x:,}: %{y:,}<extra></extra>", "showlegend": False, **axis_ref(0)},
         {"type": "scatter", "mode": "markers", "x": [256 + k], "y": [tokens[k]], "marker": marker,
-         "name": tr(TEXT, "now", lang).format(k=k), "hovertemplate": "%{x:,}: %{y:,}<extra></extra>",
+         "name": tr(lang, "bpe_fig_now", k=k), "hovertemplate": "%{x:,}: %{y:,}<extra></extra>",
          "showlegend": False, **axis_ref(0)},
         {"type": "scatter", "mode": "lines", "x": vocab, "y": bpt, "line": {"color": ALLOWED_COLOR},
          "hovertemplate": "%{x:,}: %{y:.3f}<extra></extra>", "showlegend": False, **axis_ref(1)},
         {"type": "scatter", "mode": "markers", "x": [256 + k], "y": [bpt[k]], "marker": marker,
          "hovertemplate": "%{x:,}: %{y:.3f}<extra></extra>", "showlegend": False, **axis_ref(1)},
     ]
-    layout = subplot_row([tr(TEXT, "curves_tokens", lang), tr(TEXT, "curves_bpt", lang)], spacing=0.1)
+    layout = subplot_row([tr(lang, "bpe_fig_curves_tokens"), tr(lang, "bpe_fig_curves_bpt")], spacing=0.1)
     for suffix in ("", "2"):
-        layout[f"xaxis{suffix}"]["title"] = {"text": tr(TEXT, "vocab_size", lang)}
+        layout[f"xaxis{suffix}"]["title"] = {"text": tr(lang, "bpe_fig_vocab_size")}
         layout[f"xaxis{suffix}"]["gridcolor"] = layout[f"yaxis{suffix}"]["gridcolor"] = "#eef2f7"
     layout["yaxis"]["rangemode"] = "tozero"
     if cl100k_bpt:
         layout["shapes"] = [{"type": "line", "xref": "x2 domain", "x0": 0, "x1": 1, "yref": "y2",
                              "y0": cl100k_bpt, "y1": cl100k_bpt, "line": {"color": CL100K_COLOR, "dash": "dash"}}]
-        layout["annotations"].append({"text": tr(TEXT, "cl100k_line", lang).format(bpt=cl100k_bpt),
+        layout["annotations"].append({"text": tr(lang, "bpe_fig_cl100k_line", bpt=cl100k_bpt),
                                       "xref": "x2 domain", "x": 0.02, "xanchor": "left", "yref": "y2",
                                       "y": cl100k_bpt, "yanchor": "bottom", "showarrow": False,
                                       "font": {"color": CL100K_COLOR}})
         layout["yaxis2"]["range"] = [0, max(max(b for b in bpt if b), cl100k_bpt) * 1.12]
-    return figure(data, layout | base_layout(height=330))
+    return plain_figure(data, layout | base_layout(height=330))
 
 
-def compare_figure(k: int, m: int, rows: list[tuple[str, int, int, int, int]], lang: str = "en") -> go.Figure:
+def compare_figure(k: int, m: int, rows: list[tuple[str, int, int, int, int]], cl100k_ranks: int,
+                   lang: str = "en") -> PlainFigure:
     """Grouped bars of bytes per token; ``rows`` = (what, bytes, ours at k, ours at m, cl100k)."""
-    names = [tr(TEXT, what, lang) for what, *_ in rows]
+    vocab = {"ours_k": 256 + k, "ours_all": 256 + m, "cl100k": cl100k_ranks}
+    hover = tr(lang, "bpe_fig_bpt_hover", bpt="%{y:.2f}", tokens="%{text}")
+    names = [tr(lang, "bpe_fig_" + what) for what, *_ in rows]
     series = [("ours_k", 2, "#a5b4fc"), ("ours_all", 3, ALLOWED_COLOR), ("cl100k", 4, CL100K_COLOR)]
     data = []
     for key, col, color in series:
@@ -309,43 +196,44 @@ def compare_figure(k: int, m: int, rows: list[tuple[str, int, int, int, int]], l
         data.append({"type": "bar", "x": names, "y": finite([row[1] / max(row[col], 1) for row in rows]),
                      "text": [f"{c:,}" for c in counts], "textposition": "outside", "cliponaxis": False,
                      "marker": {"color": color},
-                     "name": tr(TEXT, key, lang).format(k=k, m=m, v=256 + (k if key == "ours_k" else m)),
-                     "hovertemplate": "%{x}: %{y:.2f} B/token, %{text} tokens<extra></extra>"})
+                     "name": tr(lang, "bpe_fig_" + key, k=k, m=m, v=vocab[key]),
+                     "hovertemplate": "%{x}: " + hover + "<extra></extra>"})
     top = max([v for trace in data for v in trace["y"] if v is not None] or [1.0])
-    layout = base_layout(height=340, title=tr(TEXT, "compare_title", lang)) | {
-        "barmode": "group", "yaxis": {"range": [0, top * 1.22], "title": {"text": tr(TEXT, "bpt_axis", lang)}},
+    layout = base_layout(height=340, title=tr(lang, "bpe_fig_compare_title")) | {
+        "barmode": "group", "yaxis": {"range": [0, top * 1.22], "title": {"text": tr(lang, "bpe_fig_bpt_axis")}},
         "legend": {"orientation": "h", "y": -0.15}}
-    return figure(data, layout)
+    return plain_figure(data, layout)
 
 
 # ----------------------------------------------------------------------------- markdown
 def training_summary(got: int, asked: int, n_bytes: int, split: str, rule: str, ms: float,
                      reason: str | None, nul: int, lang: str = "en") -> str:
-    text = tr(TEXT, "trained", lang).format(got=got, bytes=n_bytes, split=split, rule=tr(TEXT, f"rule_{rule}", lang),
-                                            ms=ms)
+    """What training did; ``reason``: why it stopped early, a message key of ``locales/bpe.py``."""
+    text = tr(lang, "bpe_fig_trained", got=got, bytes=n_bytes, split=split, rule=tr(lang, f"bpe_fig_rule_{rule}"),
+              ms=ms)
     if nul:
-        text += tr(TEXT, "nul", lang).format(n=nul)
+        text += tr(lang, "bpe_fig_nul", n=nul)
     if reason:
-        text += "\n\n" + tr(TEXT, "stopped", lang).format(got=got, asked=asked, reason=reason)
+        text += "\n\n" + tr(lang, "bpe_fig_stopped", got=got, asked=asked, reason=tr(lang, reason))
     return text
 
 
 def encode_summary(ids: list[int], text: str, k: int, lang: str = "en", max_ids: int = 200) -> str:
     n_bytes = len(text.encode("utf-8"))
     shown = ", ".join(map(str, ids[:max_ids])) + (", …" if len(ids) > max_ids else "")
-    return tr(TEXT, "encode_summary", lang).format(tokens=len(ids), chars=len(text), bytes=n_bytes,
-                                                  bpt=n_bytes / max(len(ids), 1), k=k, ids=shown)
+    return tr(lang, "bpe_fig_encode_summary", tokens=len(ids), chars=len(text), bytes=n_bytes,
+              bpt=n_bytes / max(len(ids), 1), k=k, ids=shown)
 
 
 def char_table(rows: list[tuple[str, bytes, int | None, list[bytes]]], k: int, m: int, lang: str = "en") -> str:
     """Markdown: each multi-byte character, its bytes, its tokens at step ``k``, when it became one token."""
     if not rows:
-        return tr(TEXT, "ascii_only", lang)
-    head = (f"| {tr(TEXT, 'char', lang)} | {tr(TEXT, 'code', lang)} | {tr(TEXT, 'utf8', lang)} | "
-            f"{tr(TEXT, 'now_tokens', lang).format(k=k)} | {tr(TEXT, 'joined', lang)} |\n|---|---|---|---|---|")
+        return tr(lang, "bpe_fig_ascii_only")
+    head = (f"| {tr(lang, 'bpe_fig_char')} | {tr(lang, 'bpe_fig_code')} | {tr(lang, 'bpe_fig_utf8')} | "
+            f"{tr(lang, 'bpe_fig_now_tokens', k=k)} | {tr(lang, 'bpe_fig_joined')} |\n|---|---|---|---|---|")
     lines = [head]
     for char, raw, joined, now in rows:
-        when = tr(TEXT, "never", lang).format(m=m) if joined is None else tr(TEXT, "merge_n", lang).format(n=joined)
+        when = tr(lang, "bpe_fig_never", m=m) if joined is None else tr(lang, "bpe_fig_merge_n", n=joined)
         if joined is not None and joined <= k:
             when = f"**{when}** ✓"
         parts = " ".join(f"`{token_label(t)}`" for t in now)
@@ -354,15 +242,16 @@ def char_table(rows: list[tuple[str, bytes, int | None, list[bytes]]], k: int, m
 
 
 def compare_markdown(sha_line: str, k: int, rows: list[tuple[str, int, int, int, int]], lang: str = "en") -> str:
-    body = [tr(TEXT, "cmp_head", lang).format(k=k)]
+    body = [tr(lang, "bpe_fig_cmp_head", k=k)]
     for what, _, ours_k, ours_all, cl in rows:
-        body.append(tr(TEXT, "cmp_row", lang).format(what=tr(TEXT, what, lang), ours_k=ours_k,
-                                                      ours_all=ours_all, cl=cl))
+        body.append(tr(lang, "bpe_fig_cmp_row", what=tr(lang, "bpe_fig_" + what), ours_k=ours_k, ours_all=ours_all,
+                       cl=cl))
     return sha_line + "\n\n" + "\n".join(body)
 
 
-def sha_line(path: str, sha: str, ranks: int, ms: float, lang: str = "en") -> str:
-    return tr(TEXT, "sha_ok", lang).format(path=path, sha=sha, ranks=ranks, ms=ms)
+def sha_line(path: str, sha: str, ranks: int, single_bytes: int, merges: int, ms: float, lang: str = "en") -> str:
+    """Where GPT-4's ranks were read, their hash, and what they hold: single bytes plus merges."""
+    return tr(lang, "bpe_fig_sha_ok", path=path, sha=sha, ranks=ranks, bytes=single_bytes, merges=merges, ms=ms)
 
 
 def replay_html(word: str, ours: list[tuple[list[bytes], str]], cl100k: list[tuple[list[bytes], str]],
@@ -370,7 +259,7 @@ def replay_html(word: str, ours: list[tuple[list[bytes], str]], cl100k: list[tup
     """Two columns: the word's parts after each merge, ours and GPT-4's; each row = (parts, label of the
     merge that made it); the part a row's merge made is underlined."""
     if not word:
-        return f"<div class='bpe-note'>{html.escape(tr(TEXT, 'replay_empty', lang))}</div>"
+        return f"<div class='bpe-note'>{html.escape(tr(lang, 'bpe_fig_replay_empty'))}</div>"
 
     def column(title: str, history: list[tuple[list[bytes], str]]) -> str:
         rows, before = [], None
@@ -386,24 +275,24 @@ def replay_html(word: str, ours: list[tuple[list[bytes], str]], cl100k: list[tup
         return (f"<div style='flex:1;min-width:220px'><div class='bpe-note'><b>{html.escape(title)}</b></div>"
                 f"<div class='bpe-tokens' style='max-height:300px'>{''.join(rows)}</div></div>")
 
-    title = tr(TEXT, "replay_title", lang).format(word=f"<b>{html.escape(visible(word))}</b>")
-    note = f" {tr(TEXT, 'replay_long', lang).format(n=truncated)}" if truncated else ""
+    title = tr(lang, "bpe_fig_replay_title", word=f"<b>{html.escape(visible(word))}</b>")
+    note = f" {tr(lang, 'bpe_fig_replay_long', n=truncated)}" if truncated else ""
     return (f"{STYLE}<div class='bpe-note'>{title}{note}</div>"
             f"<div style='display:flex;gap:12px;flex-wrap:wrap'>"
-            f"{column(tr(TEXT, 'replay_ours', lang).format(n=len(ours) - 1), ours)}"
-            f"{column(tr(TEXT, 'replay_cl100k', lang).format(n=len(cl100k) - 1), cl100k)}</div>")
+            f"{column(tr(lang, 'bpe_fig_replay_ours', n=len(ours) - 1), ours)}"
+            f"{column(tr(lang, 'bpe_fig_replay_cl100k', n=len(cl100k) - 1), cl100k)}</div>")
 
 
 def replay_label(kind: str, number: int | None, lang: str = "en") -> str:
     """The label of a replay row: the bytes, our merge number, or GPT-4's rank."""
-    return tr(TEXT, "replay_start" if number is None else f"replay_{kind}_row", lang).format(n=number)
+    return tr(lang, "bpe_fig_replay_start" if number is None else f"bpe_fig_replay_{kind}_row", n=number)
 
 
 def merges_table(rows: list[tuple[int, bytes, bytes, int, int, int, int]], lang: str = "en"
                  ) -> tuple[list[str], list[list]]:
     """Headers and rows of the merges table; ``rows`` = (new id, left bytes, right bytes, left id,
     right id, count, pairs tied)."""
-    headers = [tr(TEXT, f"h_{key}", lang) for key in ("merge", "id", "token", "left", "right", "count", "tied")]
+    headers = [tr(lang, f"bpe_fig_h_{key}") for key in ("merge", "id", "token", "left", "right", "count", "tied")]
     data = [[k + 1, new, token_label(left + right), f"{token_label(left)} ({a})", f"{token_label(right)} ({b})",
              count, tied] for k, (new, left, right, a, b, count, tied) in enumerate(rows)]
     return headers, data
@@ -423,3 +312,60 @@ def merges_html(headers: list[str], data: list[list]) -> str:
     return (f'<div class="bpe-table" style="max-height:360px;overflow:auto"><table>'
             f'<thead style="position:sticky;top:0;background:var(--background-fill-primary)"><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table></div>")
+
+
+# ----------------------------------------------------------------------------- granularity
+GRANULARITY_COLORS = {"chars": "#94a3b8", "words": "#475569", "bytes": TIE_COLOR, "bpe": ALLOWED_COLOR,
+                      "cl100k": CL100K_COLOR}
+UNK_COLOR = "#dc2626"        # red: [UNK], meaning lost
+
+
+def _scheme_names(cuts: list, k: int, lang: str) -> list[str]:
+    return [tr(lang, f"bpe_fig_gran_{c.scheme}", k=k) for c in cuts]
+
+
+def granularity_figure(cuts: list, k: int, lang: str = "en") -> PlainFigure:
+    """Left: the ids each scheme's vocabulary holds (log axis). Right: the tokens the text costs, the
+    ``[UNK]`` ones in red. ``cuts``: :class:`models.bpe_granularity.Cut` records, one per scheme."""
+    names = _scheme_names(cuts, k, lang)
+    colors = [GRANULARITY_COLORS[c.scheme] for c in cuts]
+    bar = {"type": "bar", "orientation": "h", "y": names, "cliponaxis": False, "textposition": "outside"}
+    data = [
+        {**bar, "x": [max(c.vocab, 1) for c in cuts], "marker": {"color": colors}, "showlegend": False,
+         "text": [f"{c.vocab:,}" for c in cuts],
+         "hovertemplate": "%{y}: %{x:,} " + tr(lang, "bpe_fig_gran_ids") + "<extra></extra>", **axis_ref(0)},
+        {**bar, "x": [c.tokens - c.unknown for c in cuts], "marker": {"color": colors}, "textposition": "none",
+         "name": tr(lang, "bpe_fig_gran_known"), "showlegend": False,
+         "hovertemplate": "%{y}: %{x:,}<extra></extra>", **axis_ref(1)},
+        {**bar, "x": [c.unknown for c in cuts], "marker": {"color": UNK_COLOR}, "name": tr(lang, "bpe_fig_gran_unk"),
+         "text": [f"{c.tokens:,}" for c in cuts], "hovertemplate": "%{y}: %{x:,}<extra>[UNK]</extra>",
+         **axis_ref(1)},
+    ]
+    layout = subplot_row([tr(lang, "bpe_fig_gran_vocab_title"), tr(lang, "bpe_fig_gran_tokens_title")], spacing=0.06)
+    top_vocab = max(c.vocab for c in cuts)
+    top_tokens = max(c.tokens for c in cuts) or 1
+    layout["xaxis"].update(type="log", range=[0, 1.25 * len(f"{top_vocab}")], gridcolor="#eef2f7")
+    layout["xaxis2"].update(range=[0, top_tokens * 1.22], gridcolor="#eef2f7")
+    for suffix in ("", "2"):
+        layout[f"yaxis{suffix}"].update(autorange="reversed", automargin=True)
+    layout["yaxis2"]["showticklabels"] = False
+    layout["legend"] = {"orientation": "h", "x": 1, "xanchor": "right", "y": -0.12}
+    return plain_figure(data, layout | base_layout(height=300) | {"barmode": "stack"})
+
+
+def _pieces(cut) -> str:
+    """The word as a scheme cut it: each piece quoted, ``[UNK]`` in bold."""
+    return " ".join("**[UNK]**" if p is None else f"`{token_label(p if isinstance(p, bytes) else p.encode())}`"
+                    for p in cut.pieces)
+
+
+def granularity_markdown(cuts: list, k: int, word: str, lang: str = "en") -> str:
+    """One row per scheme: vocabulary, tokens of the text, how many are ``[UNK]``, and the word, cut."""
+    label = f"`{token_label(word.encode('utf-8'))}`" if word else ""
+    lines = [tr(lang, "bpe_fig_gran_head", word=label)]
+    for name, cut in zip(_scheme_names(cuts, k, lang), cuts):
+        vocab = (tr(lang, "bpe_fig_gran_from_corpus", n=cut.vocab) if cut.scheme in ("chars", "words")
+                 else f"{cut.vocab:,}")
+        pieces = _pieces(cut) if word else tr(lang, "bpe_fig_gran_no_word")
+        lines.append(f"| {name} | {vocab} | {cut.tokens:,} | {cut.unknown:,} | {pieces} |")
+    return "\n".join(lines)

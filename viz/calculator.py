@@ -5,10 +5,9 @@ import math
 
 import plotly.graph_objects as go
 
-from viz.common import base_layout, figure, finite, tr
+from viz.common import base_layout, figure, tr
 
 PALETTE = ["#4f46e5", "#0ea5e9", "#10b981", "#f59e0b", "#ef4444", "#8b5cf6", "#ec4899", "#64748b"]
-BIT_COLORS = {"sign": "#ef4444", "exponent": "#10b981", "mantissa": "#4f46e5", "value": "#64748b"}
 
 TEXT = {
     "en": {
@@ -20,27 +19,18 @@ TEXT = {
         "optimizer": "Adam m, v", "activations": "activations", "gpu": "{n} × {gib} GiB GPU",
         "kv_title": "KV cache vs. weights as the context grows", "context": "context length (tokens)",
         "gib": "GiB", "crossover": "cache = weights at {t:,} tokens",
-        "bits_title": "Bit layouts", "sign": "sign", "exponent": "exponent", "mantissa": "mantissa",
-        "value": "value bits",
-        "rounding_title": "Relative error of storing a number: range (where a line exists) and precision (how low it is)",
-        "magnitude": "|x| (log scale)", "rel_error": "relative rounding error",
         "h_total": "Parameters", "h_rule": "12·L·d² rule of thumb", "h_flops": "FLOPs per token (forward)",
         "h_train": "Training compute", "h_inf": "Inference memory", "h_trainmem": "Training memory",
         "h_kv": "KV cache", "formula": "formula", "off_by": "off by {p:+.1f}%",
         "h_verify": "Checked against PyTorch", "built": "built modules, sum(p.numel())",
         "real_cache": "allocated cache tensors", "match": "✓ equal", "mismatch": "✗ differ",
-        "how_run": "This spec is a Llama-shaped decoder small enough to run: the KV Cache tab's TinyGPT of "
-                   "this shape was built with real weights and run over {t} tokens; the cache is the one that "
+        "how_run": "This spec is small enough to run: the app's one transformer (the model every tab runs) "
+                   "was built in this shape with real weights and run over {t} tokens; the cache is the one that "
                    "forward pass filled.",
-        "how_meta": "The module tree of this spec was built on PyTorch's meta device (shapes, no memory) from "
-                    "generic layers, and the cache allocated as the tensors a decoder keeps for {t} tokens.",
-        "run_built": "the TinyGPT, sum(p.numel())", "run_cache": "its cache after a forward pass",
+        "how_meta": "The app's one transformer was built in this shape on PyTorch's meta device (shapes, no "
+                    "memory), and its KV cache allocated there for {t} tokens.",
+        "run_built": "the transformer, sum(p.numel())", "run_cache": "its cache after a forward pass",
         "n_tokens": "{t} tokens",
-        "h_cast": "{v} stored in each format",
-        "fmt": "format", "stored": "stored value", "bits": "bits", "error": "relative error", "note": "what happened",
-        "range": "max", "min_normal": "smallest normal", "eps": "epsilon", "digits": "decimal digits",
-        "exact": "exact", "rounded": "rounded", "overflow": "overflow → inf/NaN", "saturated": "saturated at max",
-        "underflow to zero": "underflow → 0",
     },
     "zh-CN": {
         "params_title": "各部分参数量", "params": "参数量", "total": "总计", "active": "每个词元激活",
@@ -51,26 +41,17 @@ TEXT = {
         "optimizer": "Adam m、v", "activations": "激活", "gpu": "{n} 张 {gib} GiB GPU",
         "kv_title": "随上下文增长的 KV 缓存与权重", "context": "上下文长度（词元）",
         "gib": "GiB", "crossover": "在 {t:,} 个词元时缓存 = 权重",
-        "bits_title": "位布局", "sign": "符号", "exponent": "指数", "mantissa": "尾数",
-        "value": "数值位",
-        "rounding_title": "存储一个数的相对误差：范围（曲线存在之处）与精度（曲线的高低）",
-        "magnitude": "|x|（对数坐标）", "rel_error": "相对舍入误差",
         "h_total": "参数量", "h_rule": "12·L·d² 经验公式", "h_flops": "每个词元的 FLOPs（前向）",
         "h_train": "训练计算量", "h_inf": "推理显存", "h_trainmem": "训练显存",
         "h_kv": "KV 缓存", "formula": "公式", "off_by": "偏差 {p:+.1f}%",
         "h_verify": "与 PyTorch 核对", "built": "实际构建的模块，sum(p.numel())",
         "real_cache": "实际分配的缓存张量", "match": "✓ 相等", "mismatch": "✗ 不同",
-        "how_run": "这个配置是足够小的 Llama 式解码器：用 KV 缓存页的 TinyGPT 按此形状构建了带真实权重的模型，"
-                   "并对 {t} 个词元做了一次前向；缓存就是这次前向填充的那一个。",
-        "how_meta": "这个配置的模块树用通用层在 PyTorch 的 meta 设备上构建（只有形状，不占内存），"
-                    "缓存按解码器为 {t} 个词元保存的张量分配。",
-        "run_built": "TinyGPT，sum(p.numel())", "run_cache": "前向之后它的缓存",
+        "how_run": "这个配置足够小，可以直接运行：按此形状构建了本应用唯一的 Transformer（每个标签页运行的同一个模型），"
+                   "带真实权重，并对 {t} 个词元做了一次前向；缓存就是这次前向填充的那一个。",
+        "how_meta": "按此形状在 PyTorch 的 meta 设备上构建了本应用唯一的 Transformer（只有形状，不占内存），"
+                    "并在那里为 {t} 个词元分配了它的 KV 缓存。",
+        "run_built": "Transformer，sum(p.numel())", "run_cache": "前向之后它的缓存",
         "n_tokens": "{t} 个词元",
-        "h_cast": "{v} 在各格式中的存储值",
-        "fmt": "格式", "stored": "存储值", "bits": "位", "error": "相对误差", "note": "发生了什么",
-        "range": "最大值", "min_normal": "最小正规数", "eps": "机器精度 eps", "digits": "十进制有效位",
-        "exact": "精确", "rounded": "舍入", "overflow": "溢出 → inf/NaN", "saturated": "饱和到最大值",
-        "underflow to zero": "下溢 → 0",
     },
 }
 
@@ -154,38 +135,6 @@ def kv_figure(contexts: list[int], kv_gib: list[float], weights_gib: float, cros
     return figure(data, layout)
 
 
-def bits_figure(rows: list[tuple[str, int, int, int, str]], lang: str = "en") -> go.Figure:
-    """One row of coloured cells per format: sign, exponent, mantissa, with the bits of a value."""
-    data, annotations = [], []
-    for r, (name, sign, exponent, mantissa, bits) in enumerate(rows):
-        kinds = ["sign"] * sign + (["exponent"] * exponent + ["mantissa"] * mantissa if exponent else
-                                   ["value"] * mantissa)
-        for kind in dict.fromkeys(kinds):
-            xs = [i for i, k in enumerate(kinds) if k == kind]
-            data.append({"type": "scatter", "mode": "markers+text", "x": xs, "y": [name] * len(xs),
-                         "text": [bits[i] for i in xs], "textfont": {"color": "white", "size": 11},
-                         "marker": {"symbol": "square", "size": 17, "color": BIT_COLORS[kind]},
-                         "name": tr(TEXT, kind, lang), "legendgroup": kind, "showlegend": r == 0 or kind == "value",
-                         "hovertemplate": f"{name}: {tr(TEXT, kind, lang)}<extra></extra>"})
-    layout = base_layout(height=110 + 34 * len(rows), title=tr(TEXT, "bits_title", lang)) | {
-        "xaxis": {"showgrid": False, "zeroline": False, "showticklabels": False, "range": [-1, 32]},
-        "yaxis": {"autorange": "reversed", "showgrid": False}, "legend": {"orientation": "h", "y": -0.1}}
-    return figure(data, layout)
-
-
-def rounding_figure(magnitudes: list[float], errors: dict[str, list[float | None]], lang: str = "en") -> go.Figure:
-    """One line per format: the relative error of casting each magnitude; a gap where it cannot be stored."""
-    data = [{"type": "scatter", "mode": "lines", "name": name, "x": magnitudes, "y": finite(errs),
-             "line": {"color": PALETTE[i % 8], "width": 2}, "connectgaps": False,
-             "hovertemplate": "|x| = %{x:.3g}<br>%{y:.2e}<extra>" + name + "</extra>"}
-            for i, (name, errs) in enumerate(errors.items())]
-    layout = base_layout(height=380, title=tr(TEXT, "rounding_title", lang)) | {
-        "xaxis": {"type": "log", "title": {"text": tr(TEXT, "magnitude", lang)}, "exponentformat": "power"},
-        "yaxis": {"type": "log", "title": {"text": tr(TEXT, "rel_error", lang)}, "exponentformat": "power"},
-        "legend": {"orientation": "h", "y": -0.25}}
-    return figure(data, layout)
-
-
 def _details(title: str, value: str, formula: str) -> str:
     return f"<details><summary><b>{title}</b>: {value}</summary>\n\n{formula}\n\n</details>\n"
 
@@ -248,17 +197,3 @@ def verification_markdown(v, seq_len: int, lang: str = "en") -> str:
             f"| {T('h_kv')} ({v.kv_dtype}, {T('n_tokens').format(t=seq_len)}) | {v.formula_kv_bytes:,} B | {v.built_kv_bytes:,} B "
             f"({T('run_cache' if run else 'real_cache')}) | {ok(v.formula_kv_bytes, v.built_kv_bytes)} |\n\n"
             + T("how_run" if run else "how_meta").format(t=seq_len))
-
-
-def formats_markdown(value: float, casts: list, format_facts: list, lang: str = "en") -> str:
-    """A table: each format's range and precision, and what happened to ``value``."""
-    T = lambda key: tr(TEXT, key, lang)                               # noqa: E731
-    head = (f"**{T('h_cast').format(v=repr(value))}**\n\n| {T('fmt')} | {T('range')} | {T('min_normal')} | {T('eps')} | "
-            f"{T('digits')} | {T('stored')} | {T('error')} | {T('note')} |\n|---|---:|---:|---:|---:|---:|---:|---|\n")
-    rows = []
-    for c, f in zip(casts, format_facts):
-        err = f"{c.rel_error:.2e}" if c.rel_error is not None else "—"
-        rows.append(f"| {c.format} | {f.max:.6g} | {f.smallest_normal:.3g} | {f.eps:.3g} | {f.decimal_digits} | "
-                    f"{c.stored:.8g} | {err} | {T(c.note)} |" if f.eps is not None else
-                    f"| {c.format} | {f.max:.0f} | — | — | — | {c.stored:.8g} | {err} | {T(c.note)} |")
-    return head + "\n".join(rows)

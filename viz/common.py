@@ -1,7 +1,7 @@
-"""What every figure shares: the language of its text, the look, and a NaN guard.
+"""What every figure shares: the look, a NaN guard, and two fast ways to build a figure from dicts.
 
-Figure text is translated here (the widgets are translated by Gradio's i18n in the browser):
-each viz module keeps a ``TEXT = {"en": {...}, "zh-CN": {...}}`` table and calls :func:`tr`.
+Figure text comes from ``locales/`` through :func:`locales.tr` (the widgets are translated by
+Gradio's i18n in the browser).
 """
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from typing import Iterable
 
 import plotly.graph_objects as go
 
-LANGS = ("en", "zh-CN")
 FONT = "Inter, 'WenQuanYi Micro Hei', 'Noto Sans CJK SC', 'Microsoft YaHei', sans-serif"
 ALLOWED_COLOR = "#4f46e5"     # indigo: may attend
 MASKED_COLOR = "#e5e7eb"      # light gray: masked
@@ -23,18 +22,13 @@ WEIGHT_SCALE = [[0.0, "#f7fbff"], [0.25, "#c6dbef"], [0.5, "#6baed6"], [0.75, "#
 
 
 def tr(table: dict[str, dict[str, str]], key: str, lang: str) -> str:
-    """The text of ``key`` in ``lang``, English when the language is unknown.
+    """The text of ``key`` in ``lang``, English when the language is unknown (for the viz modules that
+    still keep a ``TEXT`` table; the others use :func:`locales.tr`).
 
     >>> tr({"en": {"t": "Mask"}, "zh-CN": {"t": "掩码"}}, "t", "zh-CN")
     '掩码'
     """
     return table.get(lang, table["en"]).get(key) or table["en"][key]
-
-
-def style(fig: go.Figure, *, height: int = 420, title: str | None = None) -> go.Figure:
-    """The house look (compact margins, a font with CJK fallbacks, white) on a built figure."""
-    fig.update_layout(**base_layout(height=height, title=title))
-    return fig
 
 
 def finite(values: Iterable[float]) -> list[float | None]:
@@ -57,6 +51,15 @@ def figure(data: list[dict], layout: dict) -> go.Figure:
     Validation (and ``make_subplots``/``update_*``) costs ~10x the drawing itself: 20 ms against
     2 ms for a three-panel heatmap. Every tab redraws on each slider move, so figures are built as
     dicts; the tests check their content.
+
+    ``_validate=False`` is a private argument of plotly's ``BaseFigure``, kept because these figures
+    carry NumPy arrays (plotly.py's JSON encoder writes them as typed arrays), which
+    :class:`PlainFigure` does not. The example below fails if plotly drops the argument or starts
+    validating anyway (an unknown property would raise). New views use :func:`plain_figure`.
+
+    >>> fig = figure([{"type": "bar", "y": [1], "bogus": 2}], {"height": 200})
+    >>> fig.to_plotly_json()["data"][0]["bogus"], fig.layout.height
+    (2, 200)
     """
     return go.Figure(dict(data=data, layout=layout), _validate=False)
 
@@ -127,7 +130,7 @@ def axis_ref(i: int) -> dict:
 
 
 def base_layout(*, height: int, title: str | None = None) -> dict:
-    """The house look as a layout dict (what :func:`style` applies to a built figure)."""
+    """The house look as a layout dict: compact margins, a font with CJK fallbacks, white."""
     return {
         "height": height, "margin": {"l": 60, "r": 20, "t": 90 if title else 60, "b": 50},
         "font": {"family": FONT, "size": 12}, "plot_bgcolor": "white", "paper_bgcolor": "white",

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 
-from viz.common import PlainFigure, axis_ref, base_layout, finite, finite_grid, plain_figure, subplot_row, tr
+from locales import tr
+from viz.common import PlainFigure, axis_ref, base_layout, finite, finite_grid, plain_figure, subplot_row
 
 Q_COLOR = "#4f46e5"           # indigo: the query
 K_COLOR = "#ea580c"           # orange: the key
@@ -20,96 +21,6 @@ METHOD_DASH = {"original": "solid", "pi": "dash", "ntk": "dot", "llama3": "solid
 DIVERGING = [[0.0, "#2166ac"], [0.25, "#92c5de"], [0.5, "#f7f7f7"], [0.75, "#f4a582"], [1.0, "#b2182b"]]
 # Pair index, fast (0) to slow: a perceptual ramp (viridis stops).
 RAMP = ["#440154", "#3b528b", "#21918c", "#5ec962", "#c8b400"]       # viridis, its yellow darkened to show on white
-
-TEXT = {
-    "en": {
-        "rotate_title": "q at position m = {m}, k at n = {n}:  q<sub>m</sub>·k<sub>n</sub> = {s}  =  "
-                        "qᵀR<sub>n−m</sub>k = {r}",
-        "pair_title": "pair {i} · dims {a}, {b}<br>θ {theta} · mθ {turns} turns",
-        "q0": "q (position 0)", "qm": "q rotated to m", "k0": "k (position 0)", "kn": "k rotated to n",
-        "trail": "q's path up to m",
-        "clock_title": "Every pair at once: q at m (●) and k at n (○), fast pairs outside",
-        "contrib_title": "Each pair's share of q<sub>m</sub>·k<sub>n</sub> (the bars sum to the score)",
-        "pair": "pair i", "contribution": "contribution", "selected": "selected pair",
-        "heat_rope": "RoPE: q<sub>m</sub>·k<sub>n</sub> = (R<sub>m</sub>q)·(R<sub>n</sub>k)",
-        "heat_sinusoidal": "Sinusoidal: (q + p<sub>m</sub>)·(k + p<sub>n</sub>)",
-        "diag_title": "Score against n − m: every cell of a diagonal",
-        "spread_flat": "Largest spread along a diagonal: {s} (float64): the score depends on n − m only",
-        "spread_not": "Largest spread along a diagonal: {s}: the score depends on m and n, not only on n − m",
-        "query_pos": "query position m", "key_pos": "key position n", "offset": "n − m", "score": "score",
-        "highest": "highest on the diagonal", "lowest": "lowest on the diagonal",
-        "decay_title": "Long-range decay: score against distance for q = k (1 at distance 0)",
-        "ones": "q = k = (1, …, 1): mean cos(Δθ<sub>i</sub>)", "random": "q = k = the random vector above",
-        "bound": "RoFormer Fig. 2: (2/d)·Σ<sub>j</sub>|S<sub>j</sub>|, the bound's distance term (1 at 0)", "distance": "relative distance |m − n| (tokens)",
-        "freq_title": "{slow} of {pairs} pairs never complete a turn within L = {L} tokens",
-        "wavelength": "wavelength 2π/θ<sub>i</sub> (tokens)", "base": "base {b}", "train": "L = {L}",
-        "wave_title": "Wavelength of each pair (log scale)",
-        "cos_title": "cos(m·θ<sub>i</sub>) for positions 0…{P}", "position": "position m",
-        "turns_hover": "pair %{x}<br>wavelength %{y:,.4g} tokens<extra>%{fullData.name}</extra>",
-        "ext_wave": "Wavelength per pair", "ext_ratio": "Frequency kept: θ′<sub>i</sub> / θ<sub>i</sub>",
-        "ratio": "θ′ / θ", "target": "s·L = {T}",
-        "ext_unseen": "Pairs at an angle never seen in training",
-        "ext_score": "Score against distance, q = k = (1, …, 1)",
-        "fraction": "fraction of pairs", "blend": "Llama 3.1 blend",
-        "original": "original RoPE", "pi": "position interpolation", "ntk": "NTK-aware", "llama3": "Llama 3.1",
-        "m_pair": "**Pair {i}** (dimensions {a} and {b}): θ<sub>{i}</sub> = {base}<sup>−{two_i}/{d}</sup> = {theta} rad per position.",
-        "m_q": "q at m = {m}: angle mθ = {angle} rad ({deg}° after whole turns)",
-        "m_k": "k at n = {n}: angle nθ = {angle} rad ({deg}°)",
-        "m_rel": "The score only sees the difference: R(mθ)ᵀR(nθ) = R((n − m)θ), here n − m = {o}",
-        "m_scores": "Over all {d} dimensions: q<sub>m</sub>·k<sub>n</sub> = **{s}** (both rotated) and qᵀR<sub>n−m</sub>k = **{r}** (only the offset)",
-        "t_method": "method", "t_change": "what it changes", "t_fast": "fastest pair θ′₀/θ₀",
-        "t_safe": "every angle seen in training up to",
-        "c_original": "nothing (base {b})", "c_pi": "positions m → m/s",
-        "c_ntk": "base → base·s<sup>d/(d−2)</sup> = {b}",
-        "c_llama3": "λ < L/{h} kept, λ > L/{l} divided by s, linear blend between",
-        "all_turned": "∞ (every pair turned fully in training)",
-        "ext_note": "s = {s}, L = {L}: the target context is s·L = {T} tokens.",
-    },
-    "zh-CN": {
-        "rotate_title": "q 位于位置 m = {m}，k 位于 n = {n}：q<sub>m</sub>·k<sub>n</sub> = {s} = "
-                        "qᵀR<sub>n−m</sub>k = {r}",
-        "pair_title": "第 {i} 对 · 维度 {a}、{b}<br>θ {theta} · mθ {turns} 圈",
-        "q0": "q（位置 0）", "qm": "q 旋转到 m", "k0": "k（位置 0）", "kn": "k 旋转到 n",
-        "trail": "q 到 m 为止的轨迹",
-        "clock_title": "所有维度对一起看：q 在 m（●），k 在 n（○），快的对在外圈",
-        "contrib_title": "每一对对 q<sub>m</sub>·k<sub>n</sub> 的贡献（各柱之和就是分数）",
-        "pair": "维度对 i", "contribution": "贡献", "selected": "选中的维度对",
-        "heat_rope": "RoPE：q<sub>m</sub>·k<sub>n</sub> = (R<sub>m</sub>q)·(R<sub>n</sub>k)",
-        "heat_sinusoidal": "正弦编码：(q + p<sub>m</sub>)·(k + p<sub>n</sub>)",
-        "diag_title": "分数与 n − m 的关系：对角线上的每个格子",
-        "spread_flat": "同一对角线上的最大差值：{s}（float64）：分数只取决于 n − m",
-        "spread_not": "同一对角线上的最大差值：{s}：分数取决于 m 和 n，而不只是 n − m",
-        "query_pos": "查询位置 m", "key_pos": "键位置 n", "offset": "n − m", "score": "分数",
-        "highest": "对角线上的最大值", "lowest": "对角线上的最小值",
-        "decay_title": "远程衰减：q = k 时分数随距离的变化（距离 0 处为 1）",
-        "ones": "q = k = (1, …, 1)：cos(Δθ<sub>i</sub>) 的平均", "random": "q = k = 上面的随机向量",
-        "bound": "RoFormer 图 2：(2/d)·Σ<sub>j</sub>|S<sub>j</sub>|，上界中随距离变化的项（0 处为 1）", "distance": "相对距离 |m − n|（词元）",
-        "freq_title": "{pairs} 对中有 {slow} 对在 L = {L} 个词元内转不满一圈",
-        "wavelength": "波长 2π/θ<sub>i</sub>（词元）", "base": "底数 {b}", "train": "L = {L}",
-        "wave_title": "每一对的波长（对数坐标）",
-        "cos_title": "位置 0…{P} 上的 cos(m·θ<sub>i</sub>)", "position": "位置 m",
-        "turns_hover": "第 %{x} 对<br>波长 %{y:,.4g} 个词元<extra>%{fullData.name}</extra>",
-        "ext_wave": "每一对的波长", "ext_ratio": "保留的频率：θ′<sub>i</sub> / θ<sub>i</sub>",
-        "ratio": "θ′ / θ", "target": "s·L = {T}",
-        "ext_unseen": "处于训练中从未见过的角度的维度对",
-        "ext_score": "分数随距离的变化，q = k = (1, …, 1)",
-        "fraction": "维度对的比例", "blend": "Llama 3.1 过渡区",
-        "original": "原始 RoPE", "pi": "位置插值", "ntk": "NTK-aware", "llama3": "Llama 3.1",
-        "m_pair": "**第 {i} 对**（维度 {a} 和 {b}）：θ<sub>{i}</sub> = {base}<sup>−{two_i}/{d}</sup> = {theta} 弧度/位置。",
-        "m_q": "q 在 m = {m}：角度 mθ = {angle} 弧度（去掉整圈后为 {deg}°）",
-        "m_k": "k 在 n = {n}：角度 nθ = {angle} 弧度（{deg}°）",
-        "m_rel": "分数只看差值：R(mθ)ᵀR(nθ) = R((n − m)θ)，这里 n − m = {o}",
-        "m_scores": "在全部 {d} 个维度上：q<sub>m</sub>·k<sub>n</sub> = **{s}**（两者都旋转）与 qᵀR<sub>n−m</sub>k = **{r}**（只用偏移）",
-        "t_method": "方法", "t_change": "改变了什么", "t_fast": "最快一对 θ′₀/θ₀",
-        "t_safe": "训练中见过所有角度的最远距离",
-        "c_original": "不变（底数 {b}）", "c_pi": "位置 m → m/s",
-        "c_ntk": "底数 → 底数·s<sup>d/(d−2)</sup> = {b}",
-        "c_llama3": "λ < L/{h} 保持不变，λ > L/{l} 除以 s，中间线性过渡",
-        "all_turned": "∞（训练中每一对都转满了一圈）",
-        "ext_note": "s = {s}，L = {L}：目标上下文为 s·L = {T} 个词元。",
-    },
-}
-
 
 def num(x: float, digits: int = 4) -> str:
     """A number for a label: ``digits`` significant digits, thousands separators for large ones.
@@ -157,21 +68,20 @@ def rotate_figure(panels: list, selected: int, q_pos: int, k_pos: int, score: fl
     titles = []
     data: list[dict] = []
     for p, pair in enumerate(panels):
-        turns = q_pos * pair.theta / (2 * math.pi)
-        title = tr(TEXT, "pair_title", lang).format(i=pair.pair, a=pair.dims[0], b=pair.dims[1],
-                                                     theta=num(pair.theta, 3), turns=num(turns, 3))
+        title = tr(lang, "pos_fig_pair_title", i=pair.pair, a=pair.dims[0], b=pair.dims[1],
+                   theta=num(pair.theta, 3), turns=num(pair.q_turns, 3))
         titles.append(f"<b>{title}</b>" if pair.pair == selected else title)
         first = p == 0
         data += [_circle(math.hypot(*pair.q), Q_COLOR, p), _circle(math.hypot(*pair.k), K_COLOR, p),
                  {"type": "scatter", "x": [xy[0] for xy in pair.q_trail], "y": [xy[1] for xy in pair.q_trail],
-                  "mode": "markers", "name": tr(TEXT, "trail", lang), "showlegend": first, "legendgroup": "trail",
+                  "mode": "markers", "name": tr(lang, "pos_fig_trail"), "showlegend": first, "legendgroup": "trail",
                   "marker": {"color": Q_COLOR, "size": 5, "opacity": [0.1 + 0.5 * j / max(1, len(pair.q_trail) - 1)
                                                                       for j in range(len(pair.q_trail))]},
                   "hoverinfo": "skip", **axis_ref(p)},
-                 _arrow(pair.q, Q_COLOR, tr(TEXT, "q0", lang), p, dash="dash", width=2, legend=first, opacity=0.35),
-                 _arrow(pair.k, K_COLOR, tr(TEXT, "k0", lang), p, dash="dash", width=2, legend=first, opacity=0.35),
-                 _arrow(pair.q_rot, Q_COLOR, tr(TEXT, "qm", lang), p, legend=first),
-                 _arrow(pair.k_rot, K_COLOR, tr(TEXT, "kn", lang), p, legend=first)]
+                 _arrow(pair.q, Q_COLOR, tr(lang, "pos_fig_q0"), p, dash="dash", width=2, legend=first, opacity=0.35),
+                 _arrow(pair.k, K_COLOR, tr(lang, "pos_fig_k0"), p, dash="dash", width=2, legend=first, opacity=0.35),
+                 _arrow(pair.q_rot, Q_COLOR, tr(lang, "pos_fig_qm"), p, legend=first),
+                 _arrow(pair.k_rot, K_COLOR, tr(lang, "pos_fig_kn"), p, legend=first)]
     layout = subplot_row(titles, spacing=0.04 if len(panels) > 4 else 0.06, square=True)
     for p, pair in enumerate(panels):
         r = 1.15 * max(math.hypot(*pair.q), math.hypot(*pair.k), 1e-9)
@@ -182,7 +92,7 @@ def rotate_figure(panels: list, selected: int, q_pos: int, k_pos: int, score: fl
         layout[f"yaxis{suffix}"].update(axis)
     for note in layout["annotations"]:
         note["font"] = {"size": 11}
-    title = tr(TEXT, "rotate_title", lang).format(m=q_pos, n=k_pos, s=num(score, 8), r=num(relative, 8))
+    title = tr(lang, "pos_fig_rotate_title", m=q_pos, n=k_pos, s=num(score, 8), r=num(relative, 8))
     layout |= base_layout(height=400, title=title)
     layout["margin"]["t"] = 120
     layout["legend"] = {"orientation": "h", "y": -0.05, "x": 0.5, "xanchor": "center"}
@@ -195,7 +105,7 @@ def clock_figure(thetas: list[float], contributions: list[float], q_pos: int, k_
     n = len(thetas)
     radius = [1 - 0.75 * i / max(1, n - 1) for i in range(n)]               # pair 0 outside
     colors = [ramp(i, n) for i in range(n)]
-    hover = "pair %{customdata}<extra></extra>"
+    hover = tr(lang, "pos_fig_pair_n", i="%{customdata}") + "<extra></extra>"
 
     def ring_points(pos: int) -> tuple[list[float], list[float]]:
         return ([r * math.cos(pos * t) for r, t in zip(radius, thetas)],
@@ -215,14 +125,15 @@ def clock_figure(thetas: list[float], contributions: list[float], q_pos: int, k_
         {"type": "scatter", "x": [0, kx[selected]], "y": [0, ky[selected]], "mode": "lines",
          "line": {"color": K_COLOR, "width": 2}, "hoverinfo": "skip", "showlegend": False, **axis_ref(0)},
         {"type": "bar", "x": list(range(n)), "y": finite(contributions), "marker": {"color": colors},
-         "hovertemplate": "pair %{x}: %{y:.4f}<extra></extra>", "showlegend": False, **axis_ref(1)},
+         "hovertemplate": tr(lang, "pos_fig_pair_n", i="%{x}") + ": %{y:.4f}<extra></extra>", "showlegend": False,
+         **axis_ref(1)},
     ]
-    layout = subplot_row([tr(TEXT, "clock_title", lang), tr(TEXT, "contrib_title", lang)], spacing=0.08)
+    layout = subplot_row([tr(lang, "pos_fig_clock_title"), tr(lang, "pos_fig_contrib_title")], spacing=0.08)
     layout["xaxis"].update(domain=[0, 0.34], range=[-1.1, 1.1], showticklabels=False, showgrid=False,
                            zeroline=False, constrain="domain")
     layout["yaxis"].update(range=[-1.1, 1.1], scaleanchor="x", showticklabels=False, showgrid=False, zeroline=False)
-    layout["xaxis2"].update(domain=[0.42, 1.0], title={"text": tr(TEXT, "pair", lang)})
-    layout["yaxis2"].update(title={"text": tr(TEXT, "contribution", lang)}, zeroline=True, zerolinecolor="#9ca3af")
+    layout["xaxis2"].update(domain=[0.42, 1.0], title={"text": tr(lang, "pos_fig_pair")})
+    layout["yaxis2"].update(title={"text": tr(lang, "pos_fig_contribution")}, zeroline=True, zerolinecolor="#9ca3af")
     layout["annotations"][0]["x"] = 0.17
     layout["annotations"][1]["x"] = 0.71
     for note in layout["annotations"]:
@@ -240,27 +151,27 @@ def relative_figure(scores: list[list[float]], offsets: list[int], low: list[flo
     """Left: q_m·k_n over (m, n). Right: the lowest and highest cell of every diagonal against n − m."""
     T = len(scores)
     limit = max((abs(v) for row in scores for v in row if math.isfinite(v)), default=1.0) or 1.0
-    hover = tr(TEXT, "query_pos", lang) + " %{y}, " + tr(TEXT, "key_pos", lang) + " %{x}: %{z:.4f}<extra></extra>"
+    hover = tr(lang, "pos_fig_query_pos") + " %{y}, " + tr(lang, "pos_fig_key_pos") + " %{x}: %{z:.4f}<extra></extra>"
     data = [
         {"type": "heatmap", "z": finite_grid(scores), "x": list(range(T)), "y": list(range(T)), "zmid": 0,
          "zmin": -limit, "zmax": limit, "colorscale": DIVERGING, "hovertemplate": hover,
-         "colorbar": {"title": {"text": tr(TEXT, "score", lang)}, "len": 0.85, "thickness": 12, "x": 0.44},
+         "colorbar": {"title": {"text": tr(lang, "pos_fig_score")}, "len": 0.85, "thickness": 12, "x": 0.44},
          **axis_ref(0)},
-        {"type": "scatter", "x": offsets, "y": finite(high), "mode": "lines", "name": tr(TEXT, "highest", lang),
+        {"type": "scatter", "x": offsets, "y": finite(high), "mode": "lines", "name": tr(lang, "pos_fig_highest"),
          "line": {"color": "#b2182b", "width": 2}, **axis_ref(1)},
-        {"type": "scatter", "x": offsets, "y": finite(low), "mode": "lines", "name": tr(TEXT, "lowest", lang),
+        {"type": "scatter", "x": offsets, "y": finite(low), "mode": "lines", "name": tr(lang, "pos_fig_lowest"),
          "line": {"color": "#2166ac", "width": 2, "dash": "dot"}, "fill": "tonexty",
          "fillcolor": "rgba(100,116,139,0.25)", **axis_ref(1)},
     ]
-    layout = subplot_row([tr(TEXT, f"heat_{encoding}", lang), tr(TEXT, "diag_title", lang)], spacing=0.14)
-    layout["xaxis"].update(domain=[0, 0.42], title={"text": tr(TEXT, "key_pos", lang)}, constrain="domain")
-    layout["yaxis"].update(autorange="reversed", scaleanchor="x", title={"text": tr(TEXT, "query_pos", lang)})
-    layout["xaxis2"].update(domain=[0.56, 1.0], title={"text": tr(TEXT, "offset", lang)})
-    layout["yaxis2"].update(title={"text": tr(TEXT, "score", lang)})
+    layout = subplot_row([tr(lang, f"pos_fig_heat_{encoding}"), tr(lang, "pos_fig_diag_title")], spacing=0.14)
+    layout["xaxis"].update(domain=[0, 0.42], title={"text": tr(lang, "pos_fig_key_pos")}, constrain="domain")
+    layout["yaxis"].update(autorange="reversed", scaleanchor="x", title={"text": tr(lang, "pos_fig_query_pos")})
+    layout["xaxis2"].update(domain=[0.56, 1.0], title={"text": tr(lang, "pos_fig_offset")})
+    layout["yaxis2"].update(title={"text": tr(lang, "pos_fig_score")})
     layout["annotations"][0]["x"] = 0.21
     layout["annotations"][1]["x"] = 0.78
     key = "spread_flat" if encoding == "rope" else "spread_not"
-    title = tr(TEXT, key, lang).format(s=f"{spread:.2g}")
+    title = tr(lang, f"pos_fig_{key}", s=f"{spread:.2g}")
     layout["legend"] = {"x": 1.0, "xanchor": "right", "y": 1.0, "bgcolor": "rgba(255,255,255,0.7)"}
     return plain_figure(data, layout | base_layout(height=440, title=title))
 
@@ -270,12 +181,12 @@ def decay_figure(distances: list[float], curves: dict[str, list[float]], lang: s
     style = {"ones": ("#334155", "solid"), "random": (Q_COLOR, "solid"), "bound": ("#dc2626", "dash")}
     keep = [j for j, d in enumerate(distances) if d > 0]
     data = [{"type": "scatter", "x": [distances[j] for j in keep], "y": finite([values[j] for j in keep]),
-             "mode": "lines", "name": tr(TEXT, name, lang), "line": {"color": style[name][0], "dash": style[name][1],
+             "mode": "lines", "name": tr(lang, f"pos_fig_{name}"), "line": {"color": style[name][0], "dash": style[name][1],
                                                                        "width": 1.5}}
             for name, values in curves.items()]
-    layout = base_layout(height=360, title=tr(TEXT, "decay_title", lang)) | {
-        "xaxis": {"type": "log", "title": {"text": tr(TEXT, "distance", lang)}},
-        "yaxis": {"title": {"text": tr(TEXT, "score", lang)}, "zeroline": True, "zerolinecolor": "#9ca3af"},
+    layout = base_layout(height=360, title=tr(lang, "pos_fig_decay_title")) | {
+        "xaxis": {"type": "log", "title": {"text": tr(lang, "pos_fig_distance")}},
+        "yaxis": {"title": {"text": tr(lang, "pos_fig_score")}, "zeroline": True, "zerolinecolor": "#9ca3af"},
         "legend": {"orientation": "h", "y": -0.25}}
     return plain_figure(data, layout)
 
@@ -303,37 +214,38 @@ def _vline(x: float, text: str, *, xref: str = "x", yref: str = "y", color: str 
 
 
 def frequencies_figure(wavelengths: list[float], references: dict[float, list[float]], train_len: int,
-                       cos: list[list[float]], base: float, lang: str = "en") -> PlainFigure:
-    """Left: wavelength per pair (log) against L, other bases faint. Right: cos(m·θ_i) over (m, i)."""
+                       cos: list[list[float]], base: float, slow: int, longest: float,
+                       lang: str = "en") -> PlainFigure:
+    """Left: wavelength per pair (log) against L, other bases faint. Right: cos(m·θ_i) over (m, i).
+    The title says how many pairs (``slow``) never turn within L and the ``longest`` wavelength."""
     pairs = list(range(len(wavelengths)))
-    slow = sum(w > train_len for w in wavelengths)
-    hover = tr(TEXT, "turns_hover", lang)
-    data = [{"type": "scatter", "x": pairs, "y": finite(w), "mode": "lines", "name": tr(TEXT, "base", lang).format(b=num(b)),
+    hover = tr(lang, "pos_fig_turns_hover", pair="%{x}", wavelength="%{y:,.4g}") + "<extra>%{fullData.name}</extra>"
+    data = [{"type": "scatter", "x": pairs, "y": finite(w), "mode": "lines", "name": tr(lang, "pos_fig_base", b=num(b)),
              "line": {"color": FAINT, "dash": "dot", "width": 1.5}, "hovertemplate": hover, **axis_ref(0)}
             for b, w in references.items()]
     data.append({"type": "scatter", "x": pairs, "y": finite(wavelengths), "mode": "lines+markers",
-                 "name": tr(TEXT, "base", lang).format(b=num(base)), "hovertemplate": hover,
+                 "name": tr(lang, "pos_fig_base", b=num(base)), "hovertemplate": hover,
                  "marker": {"color": [K_COLOR if w > train_len else Q_COLOR for w in wavelengths], "size": 5},
                  "line": {"color": Q_COLOR, "width": 2}, **axis_ref(0)})
     span = len(cos)
     data.append({"type": "heatmap", "z": finite_grid([list(col) for col in zip(*cos)]), "x": list(range(span)),
                  "y": pairs, "zmin": -1, "zmax": 1, "colorscale": DIVERGING,
-                 "hovertemplate": "m = %{x}, pair %{y}: %{z:.3f}<extra></extra>",
+                 "hovertemplate": "m = %{x}, " + tr(lang, "pos_fig_pair_n", i="%{y}") + ": %{z:.3f}<extra></extra>",
                  "colorbar": {"len": 0.85, "thickness": 12}, **axis_ref(1)})
-    layout = subplot_row([tr(TEXT, "wave_title", lang), tr(TEXT, "cos_title", lang).format(P=span - 1)],
+    layout = subplot_row([tr(lang, "pos_fig_wave_title"), tr(lang, "pos_fig_cos_title", P=span - 1)],
                          spacing=0.1)
-    layout["xaxis"].update(title={"text": tr(TEXT, "pair", lang)})
-    layout["yaxis"].update(type="log", title={"text": tr(TEXT, "wavelength", lang)})
-    layout["xaxis2"].update(title={"text": tr(TEXT, "position", lang)})
-    layout["yaxis2"].update(title={"text": tr(TEXT, "pair", lang)}, autorange="reversed")
-    shape, note = _hline(train_len, tr(TEXT, "train", lang).format(L=f"{train_len:,}"), color=K_COLOR)
+    layout["xaxis"].update(title={"text": tr(lang, "pos_fig_pair")})
+    layout["yaxis"].update(type="log", title={"text": tr(lang, "pos_fig_wavelength")})
+    layout["xaxis2"].update(title={"text": tr(lang, "pos_fig_position")})
+    layout["yaxis2"].update(title={"text": tr(lang, "pos_fig_pair")}, autorange="reversed")
+    shape, note = _hline(train_len, tr(lang, "pos_fig_train", L=f"{train_len:,}"), color=K_COLOR)
     top = max([*wavelengths, *(w for ws in references.values() for w in ws), train_len]) * 2
     shaded = {"type": "rect", "xref": "x domain", "yref": "y", "x0": 0, "x1": 1, "y0": train_len, "y1": top,
               "fillcolor": "rgba(234,88,12,0.08)", "line": {"width": 0}}
     layout["shapes"] = [shaded, shape]
     layout["annotations"].append(note)
     layout["legend"] = {"orientation": "h", "y": -0.22}
-    title = tr(TEXT, "freq_title", lang).format(slow=slow, pairs=len(wavelengths), L=f"{train_len:,}")
+    title = tr(lang, "pos_fig_freq_title", slow=slow, pairs=len(wavelengths), L=f"{train_len:,}", longest=num(longest))
     return plain_figure(data, layout | base_layout(height=440, title=title))
 
 
@@ -341,29 +253,32 @@ def frequencies_figure(wavelengths: list[float], references: dict[float, list[fl
 
 
 def extrapolation_frequency_figure(original: list[float], thetas: dict[str, list[float]], train_len: int,
-                                   factor: float, blend: tuple[int, int] | None, lang: str = "en") -> PlainFigure:
+                                   factor: float, target: int, blend: tuple[int, int] | None,
+                                   lang: str = "en") -> PlainFigure:
     """Left: each method's wavelength per pair with L and s·L. Right: θ′/θ per pair (1 = unchanged)."""
     pairs = list(range(len(original)))
     data = []
     for method, values in thetas.items():
         line = {"color": METHOD_COLORS[method], "dash": METHOD_DASH[method], "width": 2}
-        name = tr(TEXT, method, lang)
+        name = tr(lang, f"pos_fig_{method}")
         data.append({"type": "scatter", "x": pairs, "y": finite([2 * math.pi / t for t in values]), "mode": "lines",
                      "name": name, "legendgroup": method, "line": line, **axis_ref(0),
-                     "hovertemplate": "pair %{x}: %{y:,.4g} tokens<extra>" + name + "</extra>"})
+                     "hovertemplate": tr(lang, "pos_fig_pair_n", i="%{x}") + ": "
+                     + tr(lang, "pos_fig_tokens_n", n="%{y:,.4g}") + "<extra>" + name + "</extra>"})
         data.append({"type": "scatter", "x": pairs, "y": finite([t / o for t, o in zip(values, original)]),
                      "mode": "lines", "name": name, "legendgroup": method, "showlegend": False, "line": line,
-                     "hovertemplate": "pair %{x}: θ′/θ = %{y:.4g}<extra>" + name + "</extra>", **axis_ref(1)})
-    layout = subplot_row([tr(TEXT, "ext_wave", lang), tr(TEXT, "ext_ratio", lang)], spacing=0.1)
-    layout["xaxis"].update(title={"text": tr(TEXT, "pair", lang)})
-    layout["yaxis"].update(type="log", title={"text": tr(TEXT, "wavelength", lang)})
-    layout["xaxis2"].update(title={"text": tr(TEXT, "pair", lang)})
+                     "hovertemplate": tr(lang, "pos_fig_pair_n", i="%{x}") + ": θ′/θ = %{y:.4g}<extra>" + name
+                     + "</extra>", **axis_ref(1)})
+    layout = subplot_row([tr(lang, "pos_fig_ext_wave"), tr(lang, "pos_fig_ext_ratio")], spacing=0.1)
+    layout["xaxis"].update(title={"text": tr(lang, "pos_fig_pair")})
+    layout["yaxis"].update(type="log", title={"text": tr(lang, "pos_fig_wavelength")})
+    layout["xaxis2"].update(title={"text": tr(lang, "pos_fig_pair")})
     halvings = range(0, max(1, math.ceil(math.log2(factor))) + 1)           # 1, 1/2, 1/4, … down to 1/s
-    layout["yaxis2"].update(type="log", title={"text": tr(TEXT, "ratio", lang)}, tickvals=[2.0 ** -k for k in halvings],
+    layout["yaxis2"].update(type="log", title={"text": tr(lang, "pos_fig_ratio")}, tickvals=[2.0 ** -k for k in halvings],
                             ticktext=["1" if k == 0 else f"1/{2 ** k}" for k in halvings])
     shapes, notes = [], []
-    for y, key, color in ((train_len, "train", K_COLOR), (factor * train_len, "target", "#111827")):
-        shape, note = _hline(y, tr(TEXT, key, lang).format(L=f"{train_len:,}", T=f"{round(factor * train_len):,}"),
+    for y, key, color in ((train_len, "train", K_COLOR), (target, "target", "#111827")):
+        shape, note = _hline(y, tr(lang, f"pos_fig_{key}", L=f"{train_len:,}", T=f"{target:,}"),
                              color=color)
         shapes.append(shape)
         notes.append(note)
@@ -371,7 +286,7 @@ def extrapolation_frequency_figure(original: list[float], thetas: dict[str, list
         shapes.append({"type": "rect", "xref": "x2", "yref": "y2 domain", "x0": blend[0] - 0.5, "x1": blend[1] + 0.5,
                        "y0": 0, "y1": 1, "fillcolor": "rgba(220,38,38,0.08)", "line": {"width": 0}})
         notes.append({"xref": "x2", "yref": "y2 domain", "x": blend[0] - 0.5, "y": 0.5, "xanchor": "right",
-                      "text": tr(TEXT, "blend", lang), "textangle": -90, "showarrow": False,
+                      "text": tr(lang, "pos_fig_blend"), "textangle": -90, "showarrow": False,
                       "font": {"color": "#dc2626", "size": 11}})
     layout["shapes"] = shapes
     layout["annotations"] += notes
@@ -380,30 +295,30 @@ def extrapolation_frequency_figure(original: list[float], thetas: dict[str, list
 
 
 def extrapolation_score_figure(distances: list[float], unseen: dict[str, list[float]],
-                               scores: dict[str, list[float]], train_len: int, factor: float,
+                               scores: dict[str, list[float]], train_len: int, target: int,
                                lang: str = "en") -> PlainFigure:
     """Left: fraction of pairs at unseen angles against distance. Right: mean cos against distance."""
     data = []
     for panel, series in ((0, unseen), (1, scores)):
         for method, values in series.items():
-            name = tr(TEXT, method, lang)
+            name = tr(lang, f"pos_fig_{method}")
             data.append({"type": "scatter", "x": distances, "y": finite(values), "mode": "lines", "name": name,
                          "legendgroup": method, "showlegend": panel == 0,
                          "line": {"color": METHOD_COLORS[method], "dash": METHOD_DASH[method], "width": 2 if panel == 0 else 1.2},
                          "hovertemplate": "Δ = %{x:,}: %{y:.3f}<extra>" + name + "</extra>", **axis_ref(panel)})
-    layout = subplot_row([tr(TEXT, "ext_unseen", lang), tr(TEXT, "ext_score", lang)], spacing=0.1)
+    layout = subplot_row([tr(lang, "pos_fig_ext_unseen"), tr(lang, "pos_fig_ext_score")], spacing=0.1)
     for p in (0, 1):
         suffix = "" if p == 0 else "2"
-        layout[f"xaxis{suffix}"].update(type="log", title={"text": tr(TEXT, "distance", lang)})
-    layout["yaxis"].update(title={"text": tr(TEXT, "fraction", lang)}, range=[-0.02, 1.02])
-    layout["yaxis2"].update(title={"text": tr(TEXT, "score", lang)})
+        layout[f"xaxis{suffix}"].update(type="log", title={"text": tr(lang, "pos_fig_distance")})
+    layout["yaxis"].update(title={"text": tr(lang, "pos_fig_fraction")}, range=[-0.02, 1.02])
+    layout["yaxis2"].update(title={"text": tr(lang, "pos_fig_score")})
     shapes, notes = [], []
     for p in (0, 1):
         suffix = "" if p == 0 else "2"
-        for x, key, color in ((train_len, "train", K_COLOR), (factor * train_len, "target", "#111827")):
-            if key == "target" and factor == 1:
+        for x, key, color in ((train_len, "train", K_COLOR), (target, "target", "#111827")):
+            if key == "target" and target == train_len:
                 continue
-            shape, note = _vline(x, tr(TEXT, key, lang).format(L=f"{train_len:,}", T=f"{round(factor * train_len):,}"),
+            shape, note = _vline(x, tr(lang, f"pos_fig_{key}", L=f"{train_len:,}", T=f"{target:,}"),
                                  xref=f"x{suffix}", yref=f"y{suffix}", color=color)
             shapes.append(shape)
             notes.append(note)
@@ -425,7 +340,7 @@ def rotation_markdown(pair, head_dim: int, base: float, q_pos: int, k_pos: int, 
                       lang: str = "en") -> str:
     """The picked pair's frequency, its 2×2 rotation matrices at m, n and n − m, and the two scores."""
     i, theta = pair.pair, pair.theta
-    q_angle, k_angle = q_pos * theta, k_pos * theta
+    q_angle, k_angle = pair.q_angle, pair.k_angle
     offset = k_pos - q_pos
 
     def deg(angle: float) -> str:
@@ -433,28 +348,28 @@ def rotation_markdown(pair, head_dim: int, base: float, q_pos: int, k_pos: int, 
 
     general = r"\begin{pmatrix}\cos\phi & -\sin\phi\\ \sin\phi & \cos\phi\end{pmatrix}"
     return "\n\n".join([
-        tr(TEXT, "m_pair", lang).format(i=i, a=pair.dims[0], b=pair.dims[1], base=num(base), two_i=2 * i, d=head_dim,
-                                        theta=num(theta, 6)),
+        tr(lang, "pos_fig_m_pair", i=i, a=pair.dims[0], b=pair.dims[1], base=num(base), two_i=2 * i, d=head_dim,
+           theta=num(theta, 6)),
         f"$$R(\\phi) = {general}$$",
         f"$$R(m\\theta_{{{i}}}) = {_matrix(q_angle)}$$",
         f"$$R(n\\theta_{{{i}}}) = {_matrix(k_angle)}$$",
         f"$$R(m\\theta_{{{i}}})^\\top R(n\\theta_{{{i}}}) = R((n-m)\\theta_{{{i}}}) = {_matrix(offset * theta)}$$",
-        "- " + tr(TEXT, "m_q", lang).format(m=q_pos, angle=num(q_angle, 6), deg=deg(q_angle))
-        + "\n- " + tr(TEXT, "m_k", lang).format(n=k_pos, angle=num(k_angle, 6), deg=deg(k_angle))
-        + "\n- " + tr(TEXT, "m_rel", lang).format(o=offset),
-        tr(TEXT, "m_scores", lang).format(d=head_dim, s=f"{score:.12g}", r=f"{relative:.12g}"),
+        "- " + tr(lang, "pos_fig_m_q", m=q_pos, angle=num(q_angle, 6), deg=deg(q_angle))
+        + "\n- " + tr(lang, "pos_fig_m_k", n=k_pos, angle=num(k_angle, 6), deg=deg(k_angle))
+        + "\n- " + tr(lang, "pos_fig_m_rel", o=offset),
+        tr(lang, "pos_fig_m_scores", d=head_dim, s=f"{score:.12g}", r=f"{relative:.12g}"),
     ])
 
 
 def extrapolation_markdown(methods: list[str], bases: dict[str, float], fastest: dict[str, float],
-                           safe: dict[str, float], factor: float, train_len: int, low: float, high: float,
-                           lang: str = "en") -> str:
+                           safe: dict[str, float], factor: float, train_len: int, target: int, low: float,
+                           high: float, lang: str = "en") -> str:
     """One row per method: what it changes, its base, the fastest pair's slow-down, how far it is safe."""
-    header = [tr(TEXT, k, lang) for k in ("t_method", "t_change", "t_fast", "t_safe")]
+    header = [tr(lang, f"pos_fig_{k}") for k in ("t_method", "t_change", "t_fast", "t_safe")]
     rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for m in methods:
-        change = tr(TEXT, f"c_{m}", lang).format(h=num(high), l=num(low), b=num(bases[m], 6))
-        reach = f"{safe[m]:,.0f}" if math.isfinite(safe[m]) else tr(TEXT, "all_turned", lang)
-        rows.append(f"| {tr(TEXT, m, lang)} | {change} | {num(fastest[m])} | {reach} |")
-    note = tr(TEXT, "ext_note", lang).format(s=num(factor), L=f"{train_len:,}", T=f"{round(factor * train_len):,}")
+        change = tr(lang, f"pos_fig_c_{m}", h=num(high), l=num(low), b=num(bases[m], 6))
+        reach = f"{safe[m]:,.0f}" if math.isfinite(safe[m]) else tr(lang, "pos_fig_all_turned")
+        rows.append(f"| {tr(lang, 'pos_fig_' + m)} | {change} | {num(fastest[m])} | {reach} |")
+    note = tr(lang, "pos_fig_ext_note", s=num(factor), L=f"{train_len:,}", T=f"{target:,}")
     return note + "\n\n" + "\n".join(rows)

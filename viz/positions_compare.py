@@ -6,75 +6,20 @@ from __future__ import annotations
 
 import math
 
-from viz.common import PlainFigure, axis_ref, base_layout, finite_grid, plain_figure, subplot_row, tr
+from locales import tr
+from viz.common import PlainFigure, axis_ref, base_layout, finite_grid, plain_figure, subplot_row
 from viz.positions import DIVERGING, num, ramp
-
-TEXT = {
-    "en": {
-        "pairing_title": "Which dimensions pair up: perm = {perm} (interleaved dim perm[j] → half dim j)",
-        "interleaved": "interleaved (Meta)", "half": "half (HF rotate_half)", "dim": "dimension",
-        "dim_hover": "dim %{x}: pair %{customdata}<extra></extra>",
-        "r_interleaved": "R<sub>m</sub>, interleaved", "r_half": "R<sub>m</sub>, half",
-        "r_permuted": "R<sub>m</sub> interleaved, rows and columns permuted",
-        "matrices_title": "Rotation matrices at m = {m}: max |R<sub>half</sub> − P R<sub>interleaved</sub> Pᵀ| = {d}",
-        "row": "output dim", "col": "input dim",
-        "sin_title": "Sinusoidal encoding PE[p, j]: sin on even j, cos on odd j",
-        "alibi_title": "ALiBi bias −slope·|i − j| per head (added to the scores)",
-        "head": "head {h} · slope {s}", "query": "query i", "key": "key j", "position": "position p",
-        "same_title": "One token at every position: logit of query m with key n",
-        "s_sinusoidal": "sinusoidal (x + p<sub>m</sub>)·(x + p<sub>n</sub>)/√d<br>diagonal spread {s}",
-        "s_rope": "RoPE (R<sub>m</sub>x)·(R<sub>n</sub>x)/√d<br>diagonal spread {s}",
-        "s_alibi": "ALiBi x·x/√d − slope<sub>1</sub>·|m − n|<br>diagonal spread {s}",
-        "logit": "logit", "bias": "bias",
-        "h_perm": "The permutation", "h_check": "Checked now", "code": "in code",
-        "perm_line": "`perm` = {perm} · inverse `perm.argsort()` = {inv}",
-        "check_x": "max |half(x[…, perm]) − interleaved(x)[…, perm]| over a random x of shape [2, 3, 16, {d}]: "
-                   "**{f64}** in float64, **{f32}** in float32",
-        "check_w": "Meta weights + interleaved: q<sub>m</sub>·k<sub>0</sub> = **{meta}** · the same weights with their "
-                   "rows permuted (`W[perm]`, as Hugging Face's conversion script does) + rotate_half: **{hf}**",
-        "slopes": "**Slopes** ({h} heads{rule}): {list}",
-        "rule_pow2": ", a power of 2: 2^(−8k/{h})",
-        "rule_other": ": {n} heads' slopes, then every other slope of {n2} heads",
-    },
-    "zh-CN": {
-        "pairing_title": "哪些维度配成一对：perm = {perm}（交错布局的维度 perm[j] → 对半布局的维度 j）",
-        "interleaved": "交错（Meta）", "half": "对半（HF rotate_half）", "dim": "维度",
-        "dim_hover": "维度 %{x}：第 %{customdata} 对<extra></extra>",
-        "r_interleaved": "R<sub>m</sub>，交错", "r_half": "R<sub>m</sub>，对半",
-        "r_permuted": "交错的 R<sub>m</sub>，行和列按 perm 重排",
-        "matrices_title": "m = {m} 处的旋转矩阵：max |R<sub>half</sub> − P R<sub>interleaved</sub> Pᵀ| = {d}",
-        "row": "输出维度", "col": "输入维度",
-        "sin_title": "正弦位置编码 PE[p, j]：偶数 j 用 sin，奇数 j 用 cos",
-        "alibi_title": "ALiBi 每个头的偏置 −slope·|i − j|（加到注意力分数上）",
-        "head": "头 {h} · 斜率 {s}", "query": "查询 i", "key": "键 j", "position": "位置 p",
-        "same_title": "同一个词元放在每个位置：查询 m 与键 n 的 logit",
-        "s_sinusoidal": "正弦 (x + p<sub>m</sub>)·(x + p<sub>n</sub>)/√d<br>对角线差值 {s}",
-        "s_rope": "RoPE (R<sub>m</sub>x)·(R<sub>n</sub>x)/√d<br>对角线差值 {s}",
-        "s_alibi": "ALiBi x·x/√d − slope<sub>1</sub>·|m − n|<br>对角线差值 {s}",
-        "logit": "logit", "bias": "偏置",
-        "h_perm": "置换", "h_check": "现场验证", "code": "代码",
-        "perm_line": "`perm` = {perm} · 逆置换 `perm.argsort()` = {inv}",
-        "check_x": "对形状为 [2, 3, 16, {d}] 的随机 x，max |half(x[…, perm]) − interleaved(x)[…, perm]|："
-                   "float64 下 **{f64}**，float32 下 **{f32}**",
-        "check_w": "Meta 权重 + 交错：q<sub>m</sub>·k<sub>0</sub> = **{meta}** · 同一权重按行重排（`W[perm]`，"
-                   "即 Hugging Face 转换脚本的做法）+ rotate_half：**{hf}**",
-        "slopes": "**斜率**（{h} 个头{rule}）：{list}",
-        "rule_pow2": "，2 的幂：2^(−8k/{h})",
-        "rule_other": "：先取 {n} 个头的斜率，再隔一个取 {n2} 个头的斜率",
-    },
-}
-
 
 # --------------------------------------------------------------------------- conventions
 
 
-def _arc(x0: float, x1: float, y: float, height: float, color: str, pair: int) -> dict:
+def _arc(x0: float, x1: float, y: float, height: float, color: str, label: str) -> dict:
     """A half-ellipse from ``(x0, y)`` to ``(x1, y)`` bulging by ``height`` (up if positive)."""
     ts = [math.pi * j / 24 for j in range(25)]
     mid, half = (x0 + x1) / 2, (x1 - x0) / 2
     return {"type": "scatter", "x": [mid - half * math.cos(t) for t in ts],
             "y": [y + height * math.sin(t) for t in ts], "mode": "lines", "line": {"color": color, "width": 2},
-            "hovertemplate": f"pair {pair}<extra></extra>", "showlegend": False}
+            "hovertemplate": f"{label}<extra></extra>", "showlegend": False}
 
 
 def pairing_figure(perm: list[int], pair_of_dim: dict[str, list[int]], lang: str = "en") -> PlainFigure:
@@ -89,8 +34,9 @@ def pairing_figure(perm: list[int], pair_of_dim: dict[str, list[int]], lang: str
                      "line": {"color": ramp(pair_of_dim["half"][j], n), "width": 1}, "opacity": 0.6,
                      "hoverinfo": "skip", "showlegend": False})
     for i in range(n):
-        data.append(_arc(2 * i, 2 * i + 1, top + 0.12, 0.35, ramp(i, n), i))
-        data.append(_arc(i, i + n, bottom - 0.12, -0.5 - 0.5 * i / max(1, n - 1), ramp(i, n), i))
+        label = tr(lang, "pos_fig_pair_n", i=i)
+        data.append(_arc(2 * i, 2 * i + 1, top + 0.12, 0.35, ramp(i, n), label))
+        data.append(_arc(i, i + n, bottom - 0.12, -0.5 - 0.5 * i / max(1, n - 1), ramp(i, n), label))
     for style, y in (("interleaved", top), ("half", bottom)):
         pairs = pair_of_dim[style]
         data.append({"type": "scatter", "x": list(range(D)), "y": [y] * D, "mode": "markers+text" if D <= 32 else "markers",
@@ -98,13 +44,14 @@ def pairing_figure(perm: list[int], pair_of_dim: dict[str, list[int]], lang: str
                                 "line": {"color": "white", "width": 1}},
                      "text": [str(j) for j in range(D)],
                      "textfont": {"color": ["#111827" if p > 0.6 * (n - 1) else "white" for p in pairs], "size": 10},
-                     "customdata": pairs, "hovertemplate": tr(TEXT, "dim_hover", lang), "showlegend": False})
+                     "customdata": pairs, "hovertemplate": tr(lang, "pos_fig_dim_hover", dim="%{x}", pair="%{customdata}") + "<extra></extra>",
+                     "showlegend": False})
     shown = perm if D <= 16 else perm[:8] + ["…"]
-    layout = base_layout(height=360, title=tr(TEXT, "pairing_title", lang).format(perm=shown)) | {
-        "xaxis": {"title": {"text": tr(TEXT, "dim", lang)}, "showgrid": False, "zeroline": False,
+    layout = base_layout(height=360, title=tr(lang, "pos_fig_pairing_title", perm=shown)) | {
+        "xaxis": {"title": {"text": tr(lang, "pos_fig_dim")}, "showgrid": False, "zeroline": False,
                   "range": [-0.8, D - 0.2], "dtick": 1 if D <= 32 else 4},
         "yaxis": {"tickmode": "array", "tickvals": [top, bottom],
-                  "ticktext": [tr(TEXT, "interleaved", lang), tr(TEXT, "half", lang)],
+                  "ticktext": [tr(lang, "pos_fig_interleaved"), tr(lang, "pos_fig_half")],
                   "range": [-1.25, top + 0.65], "showgrid": False, "zeroline": False}}
     layout["margin"]["l"] = 170                                   # room for the two row labels
     return plain_figure(data, layout)
@@ -115,28 +62,27 @@ def matrices_figure(rotations: dict[str, list[list[float]]], position: int, matr
     """R_m in both layouts and the interleaved one permuted, which equals the half one."""
     names = ["interleaved", "half", "permuted"]
     D = len(rotations["half"])
-    hover = tr(TEXT, "row", lang) + " %{y}, " + tr(TEXT, "col", lang) + " %{x}: %{z:.4f}<extra></extra>"
+    hover = tr(lang, "pos_fig_row") + " %{y}, " + tr(lang, "pos_fig_col") + " %{x}: %{z:.4f}<extra></extra>"
     data = [{"type": "heatmap", "z": finite_grid(rotations[name]), "zmin": -1, "zmax": 1, "colorscale": DIVERGING,
              "showscale": p == 2, "xgap": 1 if D <= 16 else 0, "ygap": 1 if D <= 16 else 0, "hovertemplate": hover,
              "colorbar": {"len": 0.8, "thickness": 12}, **axis_ref(p)} for p, name in enumerate(names)]
-    layout = subplot_row([tr(TEXT, f"r_{name}", lang) for name in names], spacing=0.06, square=True)
+    layout = subplot_row([tr(lang, f"pos_fig_r_{name}") for name in names], spacing=0.06, square=True)
     for p in range(3):
         suffix = "" if p == 0 else str(p + 1)
         layout[f"xaxis{suffix}"].update(constrain="domain", showgrid=False, zeroline=False)
         layout[f"yaxis{suffix}"].update(autorange="reversed", showgrid=False, zeroline=False)
-    title = tr(TEXT, "matrices_title", lang).format(m=position, d=f"{matrix_diff:.2g}")
+    title = tr(lang, "pos_fig_matrices_title", m=position, d=f"{matrix_diff:.2g}")
     return plain_figure(data, layout | base_layout(height=380, title=title))
 
 
-def conventions_markdown(perm: list[int], max_diff: dict[str, float], scores: dict[str, float],
+def conventions_markdown(perm: list[int], inverse: list[int], max_diff: dict[str, float], scores: dict[str, float],
                          lang: str = "en") -> str:
     """The permutation, its inverse, and the three checks, with the two lines of code."""
-    inverse = sorted(range(len(perm)), key=perm.__getitem__)
-    lines = [f"**{tr(TEXT, 'h_perm', lang)}.** " + tr(TEXT, "perm_line", lang).format(perm=perm, inv=inverse),
-             "", f"**{tr(TEXT, 'h_check', lang)}.** " + tr(TEXT, "check_x", lang).format(
+    lines = [f"**{tr(lang, 'pos_fig_h_perm')}.** " + tr(lang, "pos_fig_perm_line", perm=perm, inv=inverse),
+             "", f"**{tr(lang, 'pos_fig_h_check')}.** " + tr(lang, "pos_fig_check_x",
                  d=len(perm), f64=f"{max_diff['float64']:.2g}", f32=f"{max_diff['float32']:.2g}"),
-             "", tr(TEXT, "check_w", lang).format(meta=f"{scores['meta']:.12g}", hf=f"{scores['hf']:.12g}"),
-             "", f"**{tr(TEXT, 'code', lang)}:**", "```python",
+             "", tr(lang, "pos_fig_check_w", meta=f"{scores['meta']:.12g}", hf=f"{scores['hf']:.12g}"),
+             "", f"**{tr(lang, 'pos_fig_code')}:**", "```python",
              "perm = torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])   # even dims, then odd",
              "apply_rope(x[..., perm], style=\"half\") == apply_rope(x, style=\"interleaved\")[..., perm]",
              "```"]
@@ -152,9 +98,9 @@ def sinusoidal_figure(pe: list[list[float]], lang: str = "en") -> PlainFigure:
     data = [{"type": "heatmap", "z": finite_grid(pe), "x": list(range(d)), "y": list(range(T)), "zmin": -1, "zmax": 1,
              "colorscale": DIVERGING, "colorbar": {"len": 0.85, "thickness": 12},
              "hovertemplate": "p = %{y}, j = %{x}: %{z:.4f}<extra></extra>"}]
-    layout = base_layout(height=max(300, min(520, 140 + 4 * T)), title=tr(TEXT, "sin_title", lang)) | {
-        "xaxis": {"title": {"text": tr(TEXT, "dim", lang)}},
-        "yaxis": {"title": {"text": tr(TEXT, "position", lang)}, "autorange": "reversed"}}
+    layout = base_layout(height=max(300, min(520, 140 + 4 * T)), title=tr(lang, "pos_fig_sin_title")) | {
+        "xaxis": {"title": {"text": tr(lang, "pos_fig_dim")}},
+        "yaxis": {"title": {"text": tr(lang, "pos_fig_position")}, "autorange": "reversed"}}
     return plain_figure(data, layout)
 
 
@@ -192,17 +138,17 @@ def slope_text(slope: float) -> str:
 def alibi_figure(bias: list[list[list[float]]], heads: list[int], slopes: list[float], lang: str = "en") -> PlainFigure:
     """One heatmap per drawn head (at most 8, two rows of four), its slope in the title."""
     floor = min((v for grid in bias for row in grid for v in row if math.isfinite(v)), default=-1.0) or -1.0
-    titles = [tr(TEXT, "head", lang).format(h=h + 1, s=slope_text(slopes[h])) for h in heads]
+    titles = [tr(lang, "pos_fig_head", h=h + 1, s=slope_text(slopes[h])) for h in heads]
     cols = min(4, len(heads))
-    hover = tr(TEXT, "query", lang) + " %{y}, " + tr(TEXT, "key", lang) + " %{x}: %{z:.4f}<extra></extra>"
+    hover = tr(lang, "pos_fig_query") + " %{y}, " + tr(lang, "pos_fig_key") + " %{x}: %{z:.4f}<extra></extra>"
     scale = [[0.0, "#08306b"], [0.5, "#6baed6"], [0.85, "#deebf7"], [1.0, "#ffffff"]]
     data = [{"type": "heatmap", "z": finite_grid(grid), "zmin": floor, "zmax": 0, "colorscale": scale,
              "showscale": p == 0, "hovertemplate": hover,
-             "colorbar": {"title": {"text": tr(TEXT, "bias", lang)}, "len": 0.8, "thickness": 12, "x": 1.02},
+             "colorbar": {"title": {"text": tr(lang, "pos_fig_bias")}, "len": 0.8, "thickness": 12, "x": 1.02},
              **axis_ref(p)} for p, grid in enumerate(bias)]
     rows = math.ceil(len(heads) / cols)
     layout = _grid(titles, cols)
-    return plain_figure(data, layout | base_layout(height=90 + 230 * rows, title=tr(TEXT, "alibi_title", lang)))
+    return plain_figure(data, layout | base_layout(height=90 + 230 * rows, title=tr(lang, "pos_fig_alibi_title")))
 
 
 def same_token_figure(same: dict[str, list[list[float]]], spread: dict[str, float], lang: str = "en") -> PlainFigure:
@@ -216,7 +162,7 @@ def same_token_figure(same: dict[str, list[list[float]]], spread: dict[str, floa
         data.append({"type": "heatmap", "z": finite_grid(same[name]), "zmin": lo, "zmax": hi if hi > lo else lo + 1,
                      "colorscale": [[0, "#f7fbff"], [0.5, "#6baed6"], [1, "#08306b"]], "showscale": False,
                      "hovertemplate": hover, **axis_ref(p)})
-    layout = subplot_row([tr(TEXT, f"s_{n}", lang).format(s=f"{spread[n]:.2g}") for n in names], spacing=0.05,
+    layout = subplot_row([tr(lang, f"pos_fig_s_{n}", s=f"{spread[n]:.2g}") for n in names], spacing=0.05,
                          square=True)
     for p in range(3):
         suffix = "" if p == 0 else str(p + 1)
@@ -224,16 +170,15 @@ def same_token_figure(same: dict[str, list[list[float]]], spread: dict[str, floa
         layout[f"yaxis{suffix}"].update(autorange="reversed", showgrid=False, zeroline=False)
     for note in layout["annotations"]:
         note["font"] = {"size": 12}
-    layout = layout | base_layout(height=400, title=tr(TEXT, "same_title", lang))
+    layout = layout | base_layout(height=400, title=tr(lang, "pos_fig_same_title"))
     layout["margin"]["t"] = 110
     return plain_figure(data, layout)
 
 
-def slopes_markdown(slopes: list[float], lang: str = "en") -> str:
-    """Every head's slope, and which rule produced them."""
-    h = len(slopes)
-    n = 1 << (h.bit_length() - 1)
-    rule = tr(TEXT, "rule_pow2", lang).format(h=h) if n == h else tr(TEXT, "rule_other", lang).format(n=n, n2=2 * n)
+def slopes_markdown(slopes: list[float], power_of_two: int, lang: str = "en") -> str:
+    """Every head's slope, and which rule produced them (``power_of_two``: how many heads' slopes come first)."""
+    h, n = len(slopes), power_of_two
+    rule = tr(lang, "pos_fig_rule_pow2", h=h) if n == h else tr(lang, "pos_fig_rule_other", n=n, n2=2 * n)
     listed = ", ".join(f"{j + 1}: {slope_text(s)}" for j, s in enumerate(slopes))
-    return tr(TEXT, "slopes", lang).format(h=h, rule=rule, list=listed)
+    return tr(lang, "pos_fig_slopes", h=h, rule=rule, list=listed)
 

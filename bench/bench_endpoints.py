@@ -1,0 +1,118 @@
+"""Every instant endpoint at its defaults, against a trivial endpoint: through gradio_client and server side.
+
+    python bench/bench_endpoints.py [--calls 10] [--quick]
+
+Serves ``python app.py`` (once it has warmed up) and ``bench/minimal_app.py`` beside it, and calls each
+named endpoint of the app's default queue with no arguments (its defaults) ``--calls`` times through
+``gradio_client`` after one warm-up call, then the minimal app's ``/trivial`` the same way: the median
+round trip of each and its ratio to ``/trivial``'s (goal ≤ 1.5×). Server side: the handler with the
+widgets' initial values and the outputs' ``postprocess`` (what Gradio serialises), timed in this
+process, one torch thread (goal ≤ 100 ms). Long work (the heavy queue) is not an instant view.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.load_harness import served_app  # noqa: E402
+
+RATIO_GOAL = 1.5
+SERVER_GOAL_MS = 100.0
+
+
+def instant_endpoints():
+    """``(api_name, fn)`` of every public named event on the default queue, in the app's order."""
+    import app
+    for fn in app.demo.fns.values():
+        if fn.api_name and fn.concurrency_id != "heavy" and fn.api_visibility == "public":
+            yield fn.api_name, fn
+
+
+def server_ms(fn, calls: int) -> float:
+    """Median ms of the handler on the inputs' initial values, plus the outputs' postprocess."""
+    values = [getattr(block, "value", None) for block in fn.inputs]
+    def once():
+        out = fn.fn(*values)
+        outs = out.values() if isinstance(out, dict) else (out if isinstance(out, (tuple, list)) else [out])
+        for block, value in zip(fn.outputs, outs):
+            if hasattr(block, "postprocess") and not isinstance(value, dict):
+                block.postprocess(value)
+    once()
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        once()
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def client_ms(client, api_name: str, calls: int) -> float:
+    client.predict(api_name=f"/{api_name}")
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        client.predict(api_name=f"/{api_name}")
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def minimal_url() -> tuple[subprocess.Popen, str]:
+    from tests.conftest import free_port
+    port = free_port()
+    env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", GRADIO_ANALYTICS_ENABLED="False")
+    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "minimal_app.py")], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}/"
+    for _ in range(600):
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return proc, url
+        except OSError:
+            time.sleep(0.1)
+    raise TimeoutError("the minimal app did not start")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="3 calls each")
+    args = parser.parse_args()
+    calls = 3 if args.quick else args.calls
+    import torch
+    from gradio_client import Client
+    torch.set_num_threads(1)
+    endpoints = list(instant_endpoints())
+    proc, url = minimal_url()
+    try:
+        with served_app() as app_url:
+            minimal = Client(url, verbose=False, analytics_enabled=False)
+            client = Client(app_url, verbose=False, analytics_enabled=False)
+            trivial = client_ms(minimal, "trivial", calls)
+            print(f"trivial endpoint (minimal app): {trivial:.1f} ms median of {calls}")
+            print(f"| endpoint | gradio_client ms | ratio | server ms |")
+            print("|---|---:|---:|---:|")
+            for name, fn in endpoints:
+                try:
+                    rt = client_ms(client, name, calls)
+                    srv = server_ms(fn, calls)
+                except Exception as exc:                              # noqa: BLE001 (reported, not hidden)
+                    print(f"| /{name} | failed at its defaults: {type(exc).__name__}: {str(exc)[:80]} | | |")
+                    continue
+                flags = ("" if rt / trivial <= RATIO_GOAL else " ✗ratio") + ("" if srv <= SERVER_GOAL_MS else " ✗server")
+                print(f"| /{name} | {rt:.1f} | {rt / trivial:.2f}× | {srv:.1f} |{flags}")
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()

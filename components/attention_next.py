@@ -1,0 +1,64 @@
+"""The "Next token" view of the Attention tab: the next-character distribution through temperature,
+top-k and top-p (the sampler the KV tab's generation uses), a continuation drawn with it, and the
+logit lens: what the residual stream would predict after each layer.
+
+``/attention_next`` redraws on every control: one forward pass, the filters, ``readout`` of every
+layer's residual stream, and ``continue_chars`` cached decode steps.
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import gradio as gr
+
+from components.attention_heads import DEFAULT_PROMPT, shared_controls
+from components.common import device_line, explain
+from components.i18n import lang_of, t
+from components.widgets import Number, Slider
+from components.wiring import event
+from models.limits import ATTN_MAX_PROMPT, KV_MAX_TEMPERATURE, SEED_MAX
+
+
+def attention_next(model: str = "mha", prompt: str = DEFAULT_PROMPT, temperature: float = 1.0,
+                   top_k: int | None = 10, top_p: float = 0.9, continue_chars: int = 16, seed: int = 0,
+                   request: gr.Request = None) -> dict:
+    """The ``/attention_next`` endpoint: the filtered distribution, the logit lens, a sampled continuation.
+    ``top_k=None`` (an empty field) keeps every character; ``top_p=1`` keeps them all too."""
+    from models.attention_explore import next_token
+    from viz.attention import lens_figure, next_figure
+
+    lang = lang_of(request)
+    nt = next_token(model, prompt, temperature, top_k, top_p, continue_chars=continue_chars, seed=seed)
+    return {"bars": next_figure(nt, lang), "lens": lens_figure(nt, lang),
+            "continuation": prompt + nt.continuation, "device": str(nt.timing)}
+
+
+def build() -> dict:
+    """Lay out the view inside the current ``gr.Tab``, wire it, return its draw event."""
+    ui = SimpleNamespace()
+    gr.Markdown(t("attn_next_intro"))
+    with gr.Row():
+        with gr.Column(scale=1, min_width=280):
+            shared_controls(ui, "attn_next")
+            ui.temperature = Slider(0, KV_MAX_TEMPERATURE, value=1.0, step=0.05, label=t("attn_next_temperature"),
+                                    elem_id="attn_next_temperature")
+            ui.top_k = Number(10, precision=0, minimum=1, label=t("attn_next_top_k"), info=t("attn_next_top_k_info"),
+                              elem_id="attn_next_top_k")
+            ui.top_p = Slider(0.01, 1.0, value=0.9, step=0.01, label=t("attn_next_top_p"),
+                              info=t("attn_next_top_p_info"), elem_id="attn_next_top_p")
+            ui.continue_chars = Slider(0, ATTN_MAX_PROMPT, value=16, step=1, label=t("attn_next_continue"),
+                                       elem_id="attn_next_continue")
+            ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("attn_next_seed"),
+                             elem_id="attn_next_seed")
+        with gr.Column(scale=3):
+            ui.bars = gr.Plot(label=t("attn_next_bars"), elem_id="attn_next_bars")
+            ui.continuation = gr.Textbox(label=t("attn_next_continuation"), interactive=False, lines=3,
+                                         elem_id="attn_next_continuation")
+            ui.lens = gr.Plot(label=t("attn_next_lens"), elem_id="attn_next_lens")
+            ui.device = device_line()
+            explain("attn_next_explain")
+    main = event(attention_next, ui, ("bars", "lens", "continuation", "device"), show_progress="hidden")
+    gr.on([ui.model.input, ui.prompt.submit, ui.prompt.blur, ui.temperature.input, ui.top_k.submit, ui.top_k.blur,
+           ui.top_p.input, ui.continue_chars.input, ui.seed.submit, ui.seed.blur],
+          api_name="attention_next", trigger_mode="always_last", **main)
+    return main

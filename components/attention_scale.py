@@ -1,0 +1,72 @@
+"""The "Why √d" view of the Attention tab: softmax entropy against d on random vectors, with and
+without the scale, beside closed forms; then the trained model with its scale removed or multiplied.
+
+``/attention_scale``: the random-vector curve (seeded, a few ms), two forward passes on the prompt and
+the held-out loss at both scales (one batch of windows each; measured once per setting and kept).
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import gradio as gr
+
+from components.attention_heads import DEFAULT_PROMPT, shared_controls
+from components.common import device_line, explain
+from components.i18n import lang_of, t
+from components.widgets import Number, Radio, Slider
+from components.wiring import event
+from models.checks import choice
+from models.limits import ATTN_MAX_KEYS, ATTN_MAX_MULTIPLIER, KV_N_HEADS, KV_N_LAYERS, SEED_MAX
+
+SCALES = ("removed", "multiplied")
+
+
+def attention_scale(n_keys: int = 64, seed: int = 0, model: str = "mha", prompt: str = DEFAULT_PROMPT,
+                    scale: str = "removed", multiplier: float = 4.0, layer: int = 4, head: int = 2,
+                    full_text: bool = False, request: gr.Request = None) -> dict:
+    """The ``/attention_scale`` endpoint: the entropy curve of random vectors and the trained model with
+    its attention logits multiplied by √d (``scale="removed"``) or by ``multiplier``."""
+    import math
+
+    from models.attention_explore import entropy_curve, scale_effect, trained_model
+    from viz.attention import entropy_figure, scale_figure
+
+    lang = lang_of(request)
+    choice("attn_scale_scale", scale, SCALES)
+    curve = entropy_curve(n_keys, seed=seed)
+    m = math.sqrt(trained_model(model).model.config.qk_dim) if scale == "removed" else multiplier
+    effect = scale_effect(model, prompt, m, layer, head, full_text=bool(full_text))
+    return {"curve": entropy_figure(curve, lang), "effect": scale_figure(effect, lang), "device": str(effect.timing)}
+
+
+def build() -> dict:
+    """Lay out the view inside the current ``gr.Tab``, wire it, return its draw event."""
+    ui = SimpleNamespace()
+    gr.Markdown(t("attn_scale_intro"))
+    with gr.Row():
+        with gr.Column(scale=1, min_width=280):
+            gr.Markdown(t("attn_scale_random_heading"))
+            ui.n_keys = Slider(2, ATTN_MAX_KEYS, value=64, step=1, label=t("attn_scale_keys"),
+                               elem_id="attn_scale_keys")
+            ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("attn_scale_seed"),
+                             elem_id="attn_scale_seed")
+            gr.Markdown(t("attn_scale_model_heading"))
+            shared_controls(ui, "attn_scale")
+            ui.scale = Radio([(t(f"attn_scale_{s}"), s) for s in SCALES], value="removed",
+                             label=t("attn_scale_scale"), elem_id="attn_scale_scale")
+            ui.multiplier = Slider(0, ATTN_MAX_MULTIPLIER, value=4.0, step=0.25, label=t("attn_scale_multiplier"),
+                                   elem_id="attn_scale_multiplier")
+            ui.layer = Slider(1, KV_N_LAYERS, value=4, step=1, label=t("attn_view_layer"), elem_id="attn_scale_layer")
+            ui.head = Slider(1, KV_N_HEADS, value=2, step=1, label=t("attn_view_head"), elem_id="attn_scale_head")
+            ui.full_text = gr.Checkbox(False, label=t("attn_scale_full_text"),
+                                       info=t("attn_scale_full_text_info"), elem_id="attn_scale_full_text")
+        with gr.Column(scale=3):
+            ui.curve = gr.Plot(label=t("attn_scale_curve"), elem_id="attn_scale_curve")
+            ui.effect = gr.Plot(label=t("attn_scale_effect"), elem_id="attn_scale_effect")
+            ui.device = device_line()
+            explain("attn_scale_explain")
+    main = event(attention_scale, ui, ("curve", "effect", "device"), show_progress="hidden")
+    gr.on([ui.n_keys.input, ui.seed.submit, ui.seed.blur, ui.model.input, ui.prompt.submit, ui.prompt.blur,
+           ui.scale.input, ui.multiplier.input, ui.layer.input, ui.head.input, ui.full_text.input],
+          api_name="attention_scale", trigger_mode="always_last", **main)
+    return main

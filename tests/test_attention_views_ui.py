@@ -1,0 +1,83 @@
+"""The Attention tab's views of a trained model in a real browser (Debian Chromium), in English and Chinese."""
+import re
+
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.e2e
+
+GRID = "#attn_heads_grid .js-plotly-plot"
+DETAIL = "#attn_heads_detail .js-plotly-plot"
+
+
+def open_tab(page, server_url, name):
+    page.goto(server_url)
+    tab = page.get_by_role("tab", name=name, exact=True)
+    tab.click()
+    expect(tab).to_have_attribute("aria-selected", "true")
+
+
+def set_number(page, elem_id, value):
+    box = page.locator(f"#{elem_id} input[type=number]")
+    box.fill(str(value))
+    box.press("Enter")
+
+
+def test_every_view_draws_and_follows_its_controls(page, server_url, shot):
+    open_tab(page, server_url, "Attention")
+    expect(page.locator(GRID)).to_be_visible(timeout=60_000)
+    assert page.locator(GRID).evaluate("g => g._fullData.filter(t => t.type === 'heatmap').length") == 16
+    expect(page.locator(f"{DETAIL} .gtitle")).to_have_text(re.compile("Layer 4, head 2: query 64"), timeout=30_000)
+    expect(page.locator("#attn_heads_summary")).to_contain_text("previous char")
+
+    set_number(page, "attn_heads_layer", 2)
+    expect(page.locator(f"{DETAIL} .gtitle")).to_have_text(re.compile("Layer 2, head 2"), timeout=30_000)
+    set_number(page, "attn_heads_query", 10)
+    expect(page.locator(f"{DETAIL} .gtitle")).to_have_text(re.compile("query 10 'd'"), timeout=30_000)
+    page.locator("#attn_heads_mode label").filter(has_text="heatmap").click()
+    page.wait_for_function(f"() => document.querySelector('{DETAIL}')._fullData[0].type === 'heatmap'")
+    expect(page.locator(".toast-body")).to_have_count(0)
+    shot(page, "heads-en")
+
+    page.get_by_role("tab", name="Step by step").click()
+    expect(page.locator("#attn_steps_table")).to_contain_text("view size is not compatible", timeout=60_000)
+    expect(page.locator("#attn_steps_check")).to_contain_text("within 1e-6")
+    set_number(page, "attn_steps_head", 3)
+    expect(page.locator("#attn_steps_numbers .gtitle")).to_have_text(re.compile("head 3"), timeout=30_000)
+    shot(page, "steps-en")
+
+    page.get_by_role("tab", name="Why √d").click()
+    expect(page.locator("#attn_scale_effect .gtitle")).to_have_text(re.compile(r"Held-out loss 1\.\d+ → \d\.\d+"),
+                                                                    timeout=60_000)
+    expect(page.locator("#attn_scale_curve .js-plotly-plot")).to_be_visible()
+    shot(page, "scale-en")
+
+    page.get_by_role("tab", name="Next token").click()
+    title = page.locator("#attn_next_bars .gtitle")
+    expect(title).to_have_text(re.compile("top-k = 10, top-p = 0.9"), timeout=60_000)
+    set_number(page, "attn_next_top_k", 1)
+    expect(title).to_have_text(re.compile("1 of 61 characters can be drawn"), timeout=30_000)
+    expect(page.locator("#attn_next_lens .gtitle")).to_have_text(re.compile("Logit lens"))
+    expect(page.locator(".toast-body")).to_have_count(0)
+    shot(page, "next-en")
+
+
+def test_chinese_views_and_a_clear_error(browser, server_url, shot):
+    context = browser.new_context(locale="zh-CN")
+    page = context.new_page()
+    open_tab(page, server_url, "注意力")
+    expect(page.locator(f"{DETAIL} .gtitle")).to_have_text(re.compile("第 4 层第 2 个头"), timeout=60_000)
+    expect(page.locator("#attn_heads_summary")).to_contain_text("前一个字符")
+    shot(page, "heads-zh")
+    box = page.locator("#attn_heads_prompt textarea")
+    box.fill("")
+    box.blur()
+    expect(page.locator(".toast-body").first).to_contain_text("提示词是空的", timeout=15_000)
+
+    for name, selector, text, tag in [("逐步计算", "#attn_steps_check", "在 1e-6 以内", "steps-zh"),
+                                      ("为什么除以 √d", "#attn_scale_effect .gtitle", "留出损失", "scale-zh"),
+                                      ("下一个词元", "#attn_next_bars .gtitle", "可能被抽到", "next-zh")]:
+        page.get_by_role("tab", name=name).click()
+        expect(page.locator(selector)).to_contain_text(text, timeout=60_000)
+        shot(page, tag)
+    context.close()
