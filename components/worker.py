@@ -16,13 +16,13 @@ back pickled over a pipe, at most :data:`AHEAD` ahead of the reader (the work pa
 falls behind).
 
 Per-job processes rather than a pool of persistent workers (measured on 2 cores, time from the call
-to the first item, ``bench/bench_worker.py``): a trivial job starts in ~50 ms here against ~0.1 ms
-on a waiting worker, and the norms training's first point comes after ~0.4 s against ~0.2 s, while
-a run lasts seconds to minutes. In exchange every run starts from the same clean process (no torch
-state, threads or memory left by the previous run), Stop and a crash end one process and nothing
-else, and no worker waits idle holding memory. ``spawn`` would import torch for each job (seconds).
+to the first item, ``bench/bench_worker.py``, load average ~3.8): a trivial job starts in 18 ms here
+against 0.2 ms on a waiting worker, and the norms training's first point comes after 0.51 s against
+0.39 s, while a run lasts seconds to minutes. In exchange every run starts from the same clean
+process (no torch state, threads or memory left by the previous run), Stop and a crash end one
+process and nothing else, and no worker waits idle holding memory. ``spawn`` would import torch for each job (seconds).
 
-What holds, each with its test (``tests/test_app.py``):
+What holds, each with its test (``tests/test_worker.py``):
 - items in order, then the job's own exception (a ``ValueError`` and
   :class:`models.checks.InputError` with its key cross the pipe intact);
 - closing the iterator (Stop, a closed page) ends the job: at its next item, or it is terminated
