@@ -2,6 +2,7 @@
 as themselves, Stop, a dead worker, priority, and no process left behind. Jobs live in tests/jobs.py
 (a worker process imports them by name)."""
 import importlib
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -56,6 +57,7 @@ def test_a_job_yields_in_order_and_raises_its_own_error(kind):
         list(run(jobs.count_then_fail, 1, error))
     assert info.value.key == "error_whole_number" and info.value.params == error.params
     assert info.value.render("zh-CN") == error.render("zh-CN") != str(error)
+    assert not multiprocessing.active_children()        # every job's process ended and was reaped
 
 
 @pytest.mark.parametrize("kind", RUNNERS)
