@@ -10,7 +10,7 @@ import time
 
 import gradio as gr
 
-from components import attention, bpe, calculator, common, kv, masks, moe, norms, positions, share, tensors
+from components import attention, bpe, calculator, kv, masks, moe, norms, positions, share, tensors, widgets
 from components.i18n import build_i18n, t
 
 # (tab id, label key, module) in the order a learner meets them, from text to tokens to a whole model.
@@ -32,7 +32,7 @@ i18n = build_i18n()
 def build_demo() -> gr.Blocks:
     """One tab per concept, share links and data export for each, the URL applied on load, each tab drawn
     when it is first shown."""
-    with gr.Blocks(title="LLM Anatomy") as blocks:
+    with widgets.Blocks(title="LLM Anatomy") as blocks:
         gr.Markdown(t("app_header"))
         tab_blocks, tab_controls, draws = {}, {}, {}
         with gr.Tabs() as tabs:
@@ -47,8 +47,11 @@ def build_demo() -> gr.Blocks:
     return blocks
 
 
-demo = build_demo()
-demo.queue(default_concurrency_limit=4, max_size=128)
+# A job's process (components.worker) runs this file again as "__mp_main__", as every process that
+# multiprocessing starts by spawn or forkserver does with the main module: it needs the imports, not the UI.
+if __name__ != "__mp_main__":
+    demo = build_demo()
+    demo.queue(default_concurrency_limit=4, max_size=128)
 
 CSS = """
 .device-line textarea { font-family: ui-monospace, monospace; font-size: 0.85em; }
@@ -73,8 +76,9 @@ LAUNCH_KWARGS = dict(i18n=i18n, theme=THEME, css=CSS, max_file_size="1mb", show_
 
 
 def warm_up() -> None:
-    """Import what the first events would (torch, Plotly, every model and view), then take every object
-    alive now out of the garbage collector's view.
+    """Start the server of forks for long work (:mod:`components.worker`), import what the first events
+    would (torch, Plotly, every model and view), then take every object alive now out of the garbage
+    collector's view.
 
     With torch, Gradio and Plotly loaded, the server holds ~400k objects that live as long as it
     does; each full collection walked them all (~175 ms holding the GIL, every few BPE trainings:
@@ -82,19 +86,17 @@ def warm_up() -> None:
     """
     import gc
     import importlib
-    import pkgutil
 
-    import models
-    import viz
-    with common.IMPORT_FORK_LOCK:                # no worker is forked while an import is in flight
-        for package in (models, viz):
-            for info in pkgutil.iter_modules(package.__path__):
-                importlib.import_module(f"{package.__name__}.{info.name}")
-        import plotly.graph_objects  # noqa: F401
-        from models.bpe_cl100k import load_cl100k
-        from models.bpe_trace import split_text
-        load_cl100k()                            # GPT-4's ranks, parsed once for the server and its workers
-        split_text("warm up", "gpt4")            # imports `regex` and compiles the split patterns
+    from components import worker
+    if worker.uses_processes():
+        worker.start_forkserver()                # it imports the models in its own process, meanwhile
+    for name in worker.PRELOAD:                  # every model and view (the app's own modules are loaded)
+        importlib.import_module(name)
+    import plotly.graph_objects  # noqa: F401
+    from models.bpe_cl100k import load_cl100k
+    from models.bpe_trace import split_text
+    load_cl100k()                                # GPT-4's ranks, parsed once
+    split_text("warm up", "gpt4")                # imports `regex` and compiles the split patterns
     gc.collect()
     gc.freeze()
     print(f"Warmed up: {gc.get_freeze_count():,} objects frozen out of the garbage collector's view", flush=True)

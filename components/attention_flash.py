@@ -105,7 +105,7 @@ def attention_cost(max_T: int | str = "auto", head_dim: int = 64, heads: int = 1
     choice("attn_max_T", max_T, MAX_T_CHOICES)
     T = max_context(get_device()) if max_T == "auto" else max_T
     # In a worker of lower OS priority: under load the instant tabs are served first.
-    for sweep in low_priority(lambda: cost_sweep(T, head_dim, heads, batch, dtype)):
+    for sweep in low_priority(cost_sweep, T, head_dim, heads, batch, dtype):
         ended = "" if sweep.ended else " …"
         yield {"cost_plot": cost_figure(sweep, lang), "kv_plot": kv_figure(sweep, lang),
                "cost_status": cost_markdown(sweep, lang), "cost_device": f"{sweep.device} · {sweep.seconds:.1f} s{ended}"}

@@ -269,23 +269,25 @@ def _merges_table(trace, lang: str) -> str:
     return merges_html(*merges_table(rows, lang))
 
 
-def _trained(text: str, config, lang: str, train_bpe_slices, encode_cl100k, vocabularies_of) -> Iterator[int | dict]:
+def _trained(text: str, config, lang: str) -> Iterator[int | dict]:
     """Train, then everything else that depends on the corpus alone: yields the merges made after
     each time slice, then the session (trace, GPT-4's count on the corpus, the corpus's characters and
     words), the table and the download.
 
     Runs in the worker of :func:`low_priority`: after a large run, the table, the JSON file and
     cl100k on the corpus take a few hundred ms of pure Python, which in the server would hold the GIL
-    that every instant tab's request needs. The functions come from the server, imported before the
-    fork: a child importing a module that another server thread was importing at the fork would
-    wait forever on that module's lock.
+    that every instant tab's request needs.
     """
+    from models.bpe import train_bpe_slices
+    from models.bpe_cl100k import encode_cl100k
+    from models.bpe_granularity import Vocabularies
+
     for trace in train_bpe_slices(text, config.num_merges, split=config.split, tie=config.tie):
         if isinstance(trace, int):
             yield trace
     cl = encode_cl100k(text)
     yield {"trace": trace, "cl_corpus": len(cl.ids), "cl_corpus_bpt": trace.n_bytes / max(len(cl.ids), 1),
-           "vocabularies": vocabularies_of(text), "cl_ms": cl.timing.ms, "table": _merges_table(trace, lang),
+           "vocabularies": Vocabularies.of(text), "cl_ms": cl.timing.ms, "table": _merges_table(trace, lang),
            "download": _download_file(trace)}
 
 
@@ -297,11 +299,8 @@ def _training(corpus, text, merges, split, tie, your_text, word, step, lang: str
     ``background``: train in a low-priority worker (pure Python holds the GIL: in the server's thread it
     would slow every other tab).
     """
-    from models.bpe import train_bpe_slices
-    from models.bpe_cl100k import encode_cl100k, load_cl100k
-    from models.bpe_granularity import Vocabularies
     from models.bpe_trace import BPEConfig, check_corpus, load_corpus
-    from viz.bpe import merges_html, merges_table, training_summary  # noqa: F401 (loaded for the worker)
+    from viz.bpe import training_summary
 
     choice("bpe_corpus", corpus, CORPUS_CHOICES)
     config = BPEConfig(merges, split, tie)
@@ -311,11 +310,7 @@ def _training(corpus, text, merges, split, tie, your_text, word, step, lang: str
     check_corpus(text)
     n = config.num_merges
 
-    load_cl100k()                                    # parsed once in the server; the worker inherits it
-
-    def work():
-        return _trained(text, config, lang, train_bpe_slices, encode_cl100k, Vocabularies.of)
-    for item in low_priority(work) if background else work():
+    for item in low_priority(_trained, text, config, lang) if background else _trained(text, config, lang):
         if isinstance(item, int):
             yield {"status": tr(lang, "bpe_progress", done=item, total=n)}
     table, download, cl_ms = item.pop("table"), item.pop("download"), item.pop("cl_ms")

@@ -200,8 +200,8 @@ def kv_generate(prompt: str, attention: str, n_kv_heads: float, kv_latent_dim: f
         raise ValueError(f"temperature = {temp:g} must be from 0 (greedy) to {KV_MAX_TEMPERATURE:g}")
     seed = as_int("seed", seed, low=0, high=SEED_MAX)
     # In a worker of lower OS priority: under load the instant tabs are served first.
-    frames = low_priority(lambda: stream_tiny_gpt(attention, prompt, n_new, n_kv_heads=config.n_kv_heads,
-                                                  kv_latent_dim=config.kv_latent_dim, temperature=temp, seed=seed))
+    frames = low_priority(stream_tiny_gpt, attention, prompt, n_new, n_kv_heads=config.n_kv_heads,
+                          kv_latent_dim=config.kv_latent_dim, temperature=temp, seed=seed)
     context, cache_bytes, ms_cached, ms_uncached = [], [], [], []    # per step: T, bytes, both timings
     last_plots = -PLOT_INTERVAL_S
     for frame in frames:

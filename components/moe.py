@@ -271,8 +271,8 @@ def moe_train(request: gr.Request, experts, top_k, aux_coef, z_coef, use_capacit
         capacity_factor=_capacity(use_capacity, capacity), steps=as_int("steps", steps, low=1, high=MOE_TRAIN_MAX_STEPS),
         seed=as_int("seed", seed, low=0, high=SEED_MAX), compare=bool(compare))
     shown = 0.0
-    # A forked low-priority process on the CPU (the instant tabs keep the CPU and the GIL); a thread on CUDA.
-    for p in low_priority(lambda: train_moe(cfg)):
+    # A low-priority process on the CPU (the instant tabs keep the CPU and the GIL); a thread on CUDA.
+    for p in low_priority(train_moe, cfg):
         if not p.done and time.monotonic() - shown < STREAM_INTERVAL_S:
             continue                                                  # drawing costs the server: a few frames a second
         shown = time.monotonic()

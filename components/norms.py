@@ -167,7 +167,7 @@ def norm_depth_sweep(n_layers, d_model, n_heads, norm, variants, seq_len, batch,
     points: dict[str, list] = {v: [] for v in chosen}
     total_ms = 0.0
     depths = sweep_depths(args.pop("n_layers"))
-    for point in low_priority(lambda: depth_sweep(depths, chosen, **args)):     # the instant tabs keep the CPU
+    for point in low_priority(depth_sweep, depths, chosen, **args):            # the instant tabs keep the CPU
         points[point.variant].append((point.n_layers, point.top["ffn_out"]))
         total_ms += point.timing.ms
         yield sweep_figure(points, lang=lang), f"{point.timing.device} · {total_ms:.0f} ms · L = {point.n_layers}"
@@ -186,7 +186,7 @@ def norm_train(lr, steps, warmup, norm, seed, request: gr.Request = None):
                          warmup=as_int("warm-up steps", warmup, low=1, high=NORM_TRAIN_MAX_STEPS),
                          norm=_norm(norm), seed=as_int("seed", seed, low=0, high=SEED_MAX))
     last = 0.0
-    for progress in low_priority(lambda: train_steps(config)):                # the instant tabs keep the CPU
+    for progress in low_priority(train_steps, config):                         # the instant tabs keep the CPU
         now = time.perf_counter()
         if not progress.done and now - last < STREAM_EVERY_S:
             continue

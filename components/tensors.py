@@ -97,7 +97,7 @@ def compute_matmul(kind: str = "square", dtypes: list[str] = DEFAULT_DTYPES, req
     table = peak_for(name) if device.type == "cuda" else None
     points, skips, threads = [], [], 1
     start = last = time.perf_counter()
-    items = low_priority(lambda: _sweep_in_worker(kind, dtypes))
+    items = low_priority(_sweep_in_worker, kind, dtypes)
     finished = False
     while not finished:
         item = next(items, None)
@@ -147,7 +147,7 @@ def compute_mfu(n_layers: int = 4, d_model: int = 128, n_heads: int = 4, seq_len
     check_mfu(**size, batch=batch, steps=steps, device=device)       # the budget, before anything is built
     setup, timed, last = None, [], 0.0
     start = time.perf_counter()
-    for item in low_priority(lambda: mfu_run(**size, batch=batch, steps=steps, device=device)):
+    for item in low_priority(mfu_run, **size, batch=batch, steps=steps, device=device):
         if isinstance(item, MfuSetup):
             setup = item
         else:

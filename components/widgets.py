@@ -5,13 +5,17 @@ runs, and answers in English with a 14-line traceback in the server's log for ev
 These subclasses hand the value over unchecked (rounded as Gradio would, when it is a finite
 number); the handler checks every input with :mod:`models.checks` and says what was wrong in the
 language of the page. Their class names are Gradio's, so the browser draws the same widgets.
+:class:`Blocks` logs what Gradio still refuses itself (a wrong type, too few values) as one line.
 """
 from __future__ import annotations
 
+import logging
 import math
 from typing import Any
 
 import gradio as gr
+
+log = logging.getLogger("llm_anatomy")
 
 
 def _rounded(payload: Any, precision: int | None) -> Any:
@@ -64,3 +68,42 @@ class CheckboxGroup(gr.CheckboxGroup):
         if self.type == "index" and isinstance(payload, list):
             return [values.index(v) for v in payload if v in values]
         return payload
+
+
+class Blocks(gr.Blocks):
+    """``gr.Blocks`` that logs an API call its inputs refuse as one line instead of a traceback.
+
+    Gradio checks a request's values before the handler runs (enough of them, each of the right type
+    and in range, files inside its upload folder) and prints the full traceback of every refusal
+    (``traceback.print_exc`` in ``gradio/queueing.py``, unless the error is a ``gr.Error`` with
+    ``print_exception=False``): a public Space's log would fill with tracebacks that are not bugs.
+    The caller still gets Gradio's message. ``preprocess_data`` is where Gradio runs those checks; it
+    is not a public API, so ``tests/test_wiring.py`` sends such values and fails if a traceback is back.
+    """
+
+    async def preprocess_data(self, block_fn, *args, **kwargs):
+        try:
+            return await super().preprocess_data(block_fn, *args, **kwargs)
+        except (gr.Error, ValueError) as exc:        # ValueError: too few values, a type or model refused
+            message = exc.message if isinstance(exc, gr.Error) else str(exc)
+            log.warning("API call to %s refused: %s", block_fn.api_name or block_fn.name,
+                        " ".join(str(message).split())[:300])
+            raise gr.Error(message, print_exception=False) from None
+
+    def launch(self, *args, **kwargs):
+        logging.getLogger("uvicorn.error").addFilter(_unknown_endpoint_in_one_line)
+        return super().launch(*args, **kwargs)
+
+
+def _unknown_endpoint_in_one_line(record: logging.LogRecord) -> bool:
+    """A call to an endpoint that does not exist (a wrong ``api_name`` or ``fn_index``) fails where Gradio
+    looks the endpoint up, outside the queue; the web server logs it with a traceback: keep one line."""
+    from gradio.route_utils import get_fn
+    exc = record.exc_info[1] if record.exc_info else None
+    tb = exc.__traceback__ if exc else None
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is not None and tb.tb_frame.f_code is get_fn.__code__:
+        record.msg, record.args = f"API call to an endpoint that does not exist: {type(exc).__name__}: {exc}", ()
+        record.exc_info, record.exc_text, record.levelno, record.levelname = None, None, logging.WARNING, "WARNING"
+    return True

@@ -1,6 +1,5 @@
 """The app as a whole: cold import, translations, the shared device backend, the error bridge."""
 import importlib
-import os
 import pkgutil
 import subprocess
 import sys
@@ -14,7 +13,7 @@ from gradio.i18n import I18nData
 import app
 import components
 import viz
-from components.common import low_priority, user_errors
+from components.common import user_errors
 from components.i18n import LOCALES, lang_of, merge_strings
 from models import device as dev
 from tests.conftest import ROOT
@@ -30,7 +29,8 @@ def test_warm_up_imports_every_model_and_freezes_what_is_loaded():
     """What ``python app.py`` does once the first page is served (see ``app.warm_up``)."""
     code = ("import gc, sys, app; app.warm_up(); "
             "assert {'torch', 'models.bpe', 'models.tiny_gpt', 'viz.moe'} <= set(sys.modules); "
-            "assert gc.get_freeze_count() > 100_000, gc.get_freeze_count(); print('ok')")
+            "assert gc.get_freeze_count() > 100_000, gc.get_freeze_count(); "
+            "from components import worker; assert list(worker.in_process(iter, [1])) == [1]; print('ok')")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.startswith("Warmed up: "), out.stdout
@@ -91,7 +91,7 @@ def test_merge_strings_rejects_untranslated_and_duplicate_keys():
 
 def test_every_tab_module_is_in_the_app():
     """Every component module is a tab of ``app.TABS``, a sub-tab in a tab's ``SUBTABS``, or shared."""
-    shared = {"common", "i18n", "share", "widgets", "wiring"}
+    shared = {"common", "i18n", "share", "widgets", "wiring", "worker"}
     tab_modules = {m.name for m in pkgutil.iter_modules(components.__path__)} - shared
     tabs = [module for _, _, module in app.TABS]
     views = [view for module in tabs for _, _, view in getattr(module, "SUBTABS", ())]
@@ -166,109 +166,3 @@ def test_user_errors_bridge():
     assert next(gen) == 1
     with pytest.raises(gr.Error, match="stopped at step 2"):
         next(gen)
-
-
-@pytest.mark.parametrize("process", [False, True])
-def test_low_priority_yields_in_order_and_raises_here(process):
-    def items():
-        yield from range(3)
-        raise ValueError("step 3 failed")
-    got = []
-    with pytest.raises(ValueError, match="step 3 failed"):
-        for item in low_priority(items, process=process):
-            got.append(item)
-    assert got == [0, 1, 2]
-    assert list(low_priority(lambda: iter(["a", "b"]), process=process)) == ["a", "b"]
-
-
-@pytest.mark.parametrize("process", [False, True])
-def test_low_priority_runs_niced_and_stops_when_closed(process, tmp_path):
-    import os
-    import threading
-    marker = tmp_path / "closed"                      # the worker may be another process: a file tells
-
-    def endless():
-        try:
-            while True:
-                yield (os.getpid(), os.getpriority(os.PRIO_PROCESS, threading.get_native_id()),
-                       os.sched_getscheduler(0) if hasattr(os, "sched_getscheduler") else None)
-        finally:
-            marker.write_text("closed")
-    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
-    stream = low_priority(endless, process=process)
-    pid, priority, policy = next(stream)
-    stream.close()                                       # Stop: the worker ends and closes the source
-    assert marker.read_text() == "closed"
-    assert priority == min(19, mine + 10)                # the worker only, not this thread
-    if hasattr(os, "SCHED_IDLE"):                        # Linux: a process yields its core to any request at once
-        assert (policy == os.SCHED_IDLE) == process
-    assert (pid != os.getpid()) == process
-    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine
-
-
-WORKER_OWNER = """
-import os, sys, time
-sys.path.insert(0, os.getcwd())
-from components.common import low_priority
-
-def endless():
-    while True:
-        yield os.getpid()
-        time.sleep(0.01)
-
-stream = low_priority(endless, process=True)
-print(next(stream), flush=True)
-time.sleep(600)                                          # holds the stream, reads no more
-"""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-@pytest.mark.skipif(not os.path.exists("/proc"), reason="reads /proc")
-def test_a_worker_ends_when_its_server_is_killed():
-    """Regression: a server stopped by a signal (a Space restarting, a test's terminate()) left its
-    forked workers running for nobody, and they took the CPU of the next server on the machine."""
-    import signal
-    import time
-    owner = subprocess.Popen([sys.executable, "-c", WORKER_OWNER], cwd=ROOT, stdout=subprocess.PIPE, text=True)
-    worker = int(owner.stdout.readline())
-    assert _alive(worker) and worker != owner.pid
-    owner.send_signal(signal.SIGTERM)
-    owner.wait(timeout=10)
-    deadline = time.monotonic() + 5
-    while _alive(worker) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(worker), "the worker outlived its server"
-
-
-def test_no_worker_is_forked_while_the_server_imports(tmp_path, monkeypatch):
-    """Regression: a training forked in the middle of ``app.warm_up``'s imports waited forever on a
-    module's import lock in the child (8 runs in 15), holding a long-work slot."""
-    import threading
-    import time
-    from components.common import IMPORT_FORK_LOCK
-    (tmp_path / "slow_module_for_fork_test.py").write_text("import time\ntime.sleep(1.0)\nVALUE = 7\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-
-    def warm_up():                                         # what app.warm_up does, with a slow module
-        with IMPORT_FORK_LOCK:
-            importlib.import_module("slow_module_for_fork_test")
-
-    def work():
-        import slow_module_for_fork_test
-        yield slow_module_for_fork_test.VALUE
-    importer = threading.Thread(target=warm_up)
-    importer.start()
-    time.sleep(0.3)                                        # the import is in flight
-    got = []
-    reader = threading.Thread(target=lambda: got.extend(low_priority(work, process=True)), daemon=True)
-    reader.start()
-    reader.join(timeout=20)
-    importer.join()
-    assert got == [7], "the worker hung on an import lock"

@@ -187,46 +187,6 @@ def test_nan_gets_a_clear_message(server_url, name, data, message):
     assert event == "error" and message in payload
 
 
-def _whoami():
-    """Endless: (pid, native thread id, niceness of this thread) of whoever runs it."""
-    import os
-    import threading
-    while True:
-        yield os.getpid(), threading.get_native_id(), os.getpriority(os.PRIO_PROCESS, 0)
-
-
-@pytest.mark.parametrize("process", [True, False])
-def test_training_runs_in_a_low_priority_worker_that_stops_with_the_page(process):
-    """The training generator runs in its own niced worker (a forked process on the CPU, else a thread);
-    errors come back as themselves; closing the relay (Stop, a closed page) ends the worker."""
-    import os
-    import threading
-
-    from components.common import LOW_PRIORITY_NICE, low_priority
-
-    relay = low_priority(_whoami, process=process)
-    pid, tid, nice = next(relay)
-    assert (pid != os.getpid()) if process else (pid == os.getpid() and tid != threading.get_native_id())
-    assert nice >= LOW_PRIORITY_NICE
-    assert os.getpriority(os.PRIO_PROCESS, 0) < LOW_PRIORITY_NICE     # the server itself is untouched
-    relay.close()
-    if process:
-        with pytest.raises(ProcessLookupError):                        # the worker is gone (and reaped)
-            os.kill(pid, 0)
-    else:
-        for thread in [t for t in threading.enumerate() if t.native_id == tid]:
-            thread.join(timeout=5)                                     # it stops at its next item
-            assert not thread.is_alive()
-
-    def broken():
-        yield 1
-        raise ValueError("top-k = 9 must be at most the number of experts, 8")
-    relay = low_priority(broken, process=process)
-    assert next(relay) == 1
-    with pytest.raises(ValueError, match="top-k = 9"):
-        next(relay)
-
-
 def test_streamed_progress_is_a_snapshot():
     from models.moe_train import MoETrainConfig, train_moe
     updates = list(train_moe(MoETrainConfig(steps=4, compare=False, batch=2, seq_len=8), every=2))

@@ -110,3 +110,73 @@ def test_out_of_range_values_reach_the_handler_and_come_back_translated(capfd):
     finally:
         demo.close()
     assert "Traceback" not in capfd.readouterr().err
+
+
+SERVER = """
+import sys
+import app
+app.demo.launch(server_name="127.0.0.1", server_port=int(sys.argv[1]), ssr_mode=False, **app.LAUNCH_KWARGS)
+"""
+
+
+def _by_index(url: str, fn_index: int, data: list) -> str:
+    """Call an endpoint by its index (how the page calls private ones); return the result's message."""
+    import uuid
+
+    import httpx
+    session = uuid.uuid4().hex
+    with httpx.Client() as client:                      # a new connection: a refused call may close the last
+        r = client.post(f"{url}gradio_api/queue/join", json={"data": data, "fn_index": fn_index,
+                                                              "session_hash": session})
+        if r.status_code != 200:
+            return f"rejected {r.status_code}"
+        with client.stream("GET", f"{url}gradio_api/queue/data?session_hash={session}", timeout=60) as stream:
+            for line in stream.iter_lines():
+                if '"process_completed"' in line:
+                    return line
+    return ""
+
+
+def test_bad_api_calls_are_logged_in_one_line_not_a_traceback(tmp_path):
+    """Values that Gradio itself refuses before a handler runs (too few, a wrong type, a value outside a
+    choice list, a file that was not uploaded) and endpoints that do not exist: the caller gets an error,
+    the server's log one line each, never a traceback (a public Space's log would fill with them)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from tests.conftest import ROOT
+    port, log = free_port(), tmp_path / "server.log"
+    url = f"http://127.0.0.1:{port}/"
+    with open(log, "w") as err:
+        server = subprocess.Popen([sys.executable, "-c", SERVER, str(port)], cwd=ROOT, stdout=err, stderr=err,
+                                  env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                config = httpx.get(f"{url}config", timeout=5).json()
+                break
+            except httpx.HTTPError:
+                assert server.poll() is None and time.monotonic() < deadline, log.read_text()[-2000:]
+                time.sleep(0.5)
+        events = [raw_call(url, "masks", ["too few values"]),
+                  raw_call(url, "norm_train", ["not a number", 10, 10, "layernorm", 0]),
+                  raw_call(url, "bpe_train", ["en", "", 10, "none", "no such tie rule", "x", "y", 1]),
+                  raw_call(url, "no_such_endpoint", [])]
+        assert [event for event, _ in events] == ["error", "error", "error", "rejected"], events
+        kinds = {c["id"]: c["type"] for c in config["components"]}
+        upload = next(d["id"] for d in config["dependencies"] if any(kinds.get(i) == "file" for i in d["inputs"]))
+        not_uploaded = {"path": str(log), "meta": {"_type": "gradio.FileData"}}
+        assert "not uploaded by a user" in _by_index(url, upload, [not_uploaded])
+        assert _by_index(url, 10**6, []) == "rejected 500"
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    text = log.read_text()
+    assert "Traceback" not in text, text[-3000:]
+    assert text.count("API call to masks refused: An event handler (compute_masks) didn't receive enough") == 1
+    assert text.count("API call to an endpoint that does not exist") == 2

@@ -1,0 +1,291 @@
+"""Long work (a training run, a generation, BPE on a large corpus) in a worker of the lowest priority,
+its results streamed back to the server as they come: :func:`low_priority`.
+
+Why another process: a run's many small torch calls in the server's own process compete with every
+request for the GIL (measured: twenty learners' p95 rose 3-5x while a run trained in a thread, and
+not at all with it in a process). So on the CPU each job runs in its own process at niceness +10,
+``SCHED_IDLE`` on Linux (any request that wakes up takes the core at once) and one torch thread.
+
+How the process starts: a ``forkserver`` context (Python docs, ``multiprocessing``, "Contexts and
+start methods"). The server never forks itself: a fork of a multi-threaded process copies locks
+that other threads may hold (Python 3.12 warns, and 3.14 no longer forks by default). Instead one
+single-threaded server of forks is started once, imports torch and the models (:data:`PRELOAD`:
+the app's main module and the modules whose functions run as jobs), and forks a process per job
+from that clean state. A job is a module-level function and its arguments, pickled; its items come
+back pickled over a pipe, at most :data:`AHEAD` ahead of the reader (the work pauses when the page
+falls behind).
+
+Per-job processes rather than a pool of persistent workers (measured on 2 cores, time from the call
+to the first item, ``bench/bench_worker.py``, load average ~3.8): a trivial job starts in 18 ms here
+against 0.2 ms on a waiting worker, and the norms training's first point comes after 0.51 s against
+0.39 s, while a run lasts seconds to minutes. In exchange every run starts from the same clean
+process (no torch state, threads or memory left by the previous run), Stop and a crash end one
+process and nothing else, and no worker waits idle holding memory. ``spawn`` would import torch for each job (seconds).
+
+What holds, each with its test (``tests/test_worker.py``):
+- items in order, then the job's own exception (a ``ValueError`` and
+  :class:`models.checks.InputError` with its key cross the pipe intact);
+- closing the iterator (Stop, a closed page) ends the job: at its next item, or it is terminated
+  :data:`STOP_GRACE_S` later;
+- a worker that dies (killed, out of memory) raises :class:`WorkerDied` in the server at once;
+- a worker never outlives its server, however the server ends (it waits on its parent's sentinel);
+- niceness +10, ``SCHED_IDLE``, one torch thread, in the worker only.
+
+On CUDA (or ZeroGPU) the job runs in a thread instead: CUDA must not be used in a process forked
+from one that holds a CUDA context, the GPU does the work anyway, and ZeroGPU reads the request
+from a context variable, which the thread carries. A thread's niceness is its own on Linux.
+
+Not handled: platforms without ``forkserver`` (Windows) run jobs in a thread.
+"""
+from __future__ import annotations
+
+import contextvars
+import importlib.util
+import multiprocessing
+import multiprocessing.connection
+import os
+import pkgutil
+import queue
+import signal
+import threading
+import traceback
+from typing import Callable, Iterator, TypeVar
+
+T = TypeVar("T")
+
+NICE = 10                       # added to the server's niceness (at most 19)
+AHEAD = 2                       # items a job may send before the reader takes one
+STOP_GRACE_S = 0.3              # after Stop, a job that has not reached its next item is terminated
+
+
+def _modules(package: str) -> list[str]:
+    """The modules of ``package``, found without importing them.
+
+    >>> "models.norms" in _modules("models")
+    True
+    """
+    spec = importlib.util.find_spec(package)
+    return [f"{package}.{info.name}" for info in pkgutil.iter_modules(spec.submodule_search_locations)]
+
+
+# Imported once by the server of forks, so that every job's process starts with them loaded: the
+# app's packages (what jobs compute and draw with, and what the main module imports) and the main
+# module itself. A child of the forkserver runs the main module again, as "__mp_main__", unless the
+# forkserver loaded it (which Python 3.11 fails to do: CPython gh-126631), so ``app.py`` builds no UI
+# under that name.
+PRELOAD = ("__main__", *_modules("models"), *_modules("viz"), *_modules("components"))
+
+
+class WorkerDied(RuntimeError):
+    """The process running a job ended before sending its last result (killed, out of memory)."""
+
+
+class RemoteTraceback(Exception):
+    """Where in the worker a job's error was raised: the cause of that error in the server (as
+    ``concurrent.futures`` shows the errors of its worker processes)."""
+
+    def __str__(self) -> str:
+        return self.args[0]
+
+
+def low_priority(fn: Callable[..., Iterator[T]], /, *args, **kwargs) -> Iterator[T]:
+    """Iterate over ``fn(*args, **kwargs)`` in a worker of low priority; yield what it yields, raise
+    what it raises. ``fn`` is a module-level function (it is pickled by name), the arguments picklable.
+
+    A process on the CPU, a thread on CUDA or ZeroGPU (see the module's docstring).
+
+    >>> list(low_priority(iter, [1, 2, 3]))
+    [1, 2, 3]
+    """
+    _check_job(fn)
+    return (in_process if uses_processes() else in_thread)(fn, *args, **kwargs)
+
+
+def uses_processes() -> bool:
+    """Whether jobs run in processes: on the CPU, off ZeroGPU, where ``forkserver`` exists."""
+    from models.device import get_device
+    return (get_device().type == "cpu" and not os.environ.get("SPACES_ZERO_GPU")
+            and "forkserver" in multiprocessing.get_all_start_methods())
+
+
+def start_forkserver() -> None:
+    """Start the server of forks now (it imports :data:`PRELOAD`: seconds of CPU) rather than at the first
+    job; at the workers' priority, so its imports yield to requests. A no-op when it runs."""
+    multiprocessing.get_context("forkserver").set_forkserver_preload(list(PRELOAD))
+    starter = threading.Thread(target=_start_forkserver, args=(_niceness(),), name="forkserver-start")
+    starter.start()
+    starter.join()
+
+
+def in_process(fn: Callable[..., Iterator[T]], /, *args, **kwargs) -> Iterator[T]:
+    """:func:`low_priority` in a process forked by the forkserver."""
+    _check_job(fn)
+    start_forkserver()
+    ctx = multiprocessing.get_context("forkserver")
+    job = f"{fn.__module__}.{fn.__qualname__}"
+    here, there = ctx.Pipe()
+    worker = ctx.Process(target=_serve, args=(fn, args, kwargs, there, _niceness()), name=job, daemon=True)
+    worker.start()
+    there.close()                               # the worker holds the only other end: its exit is our EOF
+    try:
+        while True:
+            try:
+                kind, value = here.recv()
+            except (EOFError, ConnectionResetError):   # its end closed with its exit (with credits unread)
+                worker.join(timeout=1)
+                raise WorkerDied(f"the worker running {job} ended ({_exit_reason(worker.exitcode)}) "
+                                 f"before its last result") from None
+            if kind == "item":
+                try:
+                    here.send_bytes(b"")        # one more item may come while this one is used
+                except OSError:                 # it has just ended: the next recv says how
+                    pass
+                yield value
+            elif kind == "error":
+                error, text = value
+                raise error from RemoteTraceback(text)
+            else:
+                return
+    finally:
+        here.close()                            # Stop: the worker's next send or wait fails and it ends
+        worker.join(timeout=STOP_GRACE_S)
+        if worker.exitcode is None:             # still inside a step: end it now
+            worker.terminate()
+            worker.join(timeout=5)
+        if worker.exitcode is not None:
+            worker.close()
+
+
+def in_thread(fn: Callable[..., Iterator[T]], /, *args, **kwargs) -> Iterator[T]:
+    """:func:`low_priority` in a thread of this process that carries the caller's context variables."""
+    channel, stop = queue.Queue(maxsize=AHEAD), threading.Event()
+
+    def send(message) -> bool:
+        while not stop.is_set():
+            try:
+                channel.put(message, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work():
+        _lower_priority(threading.get_native_id(), _niceness() + NICE)
+        _produce(fn, args, kwargs, send)
+    worker = threading.Thread(target=contextvars.copy_context().run, args=(work,), name="low-priority",
+                              daemon=True)
+    worker.start()
+    try:
+        while True:
+            kind, value = channel.get()
+            if kind == "item":
+                yield value
+            elif kind == "error":
+                raise value[0]                  # with its own traceback
+            else:
+                return
+    finally:
+        stop.set()
+        worker.join(timeout=2)                  # it sees `stop` within 0.1 s of its next item
+
+
+# --------------------------------------------------------------------------------------- the worker's side
+
+
+def _serve(fn: Callable, args: tuple, kwargs: dict, conn, server_nice: int) -> None:
+    """A job's process: lower its priority, end with the server, run the job, send its items."""
+    _lower_priority(0, server_nice + NICE)
+    try:                                        # Linux: any request that wakes up takes the core at once
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass
+    _exit_with_server()
+    import torch
+    torch.set_num_threads(1)                    # the server keeps the other cores
+    ahead = 0
+
+    def send(message) -> bool:
+        nonlocal ahead
+        try:
+            if ahead == AHEAD:
+                conn.recv_bytes()               # the server took an item
+                ahead -= 1
+            conn.send(message)                  # pickled here: an item that cannot be is this job's error
+            ahead += 1
+            return True
+        except (EOFError, OSError):             # the server closed the pipe (Stop) or is gone
+            return False
+    _produce(fn, args, kwargs, send)
+
+
+def _produce(fn: Callable, args: tuple, kwargs: dict, send: Callable[[tuple], bool]) -> None:
+    """Run the job: ``send`` each item, then ``("done", None)`` or ``("error", (exception, its traceback as
+    text))``; stop when ``send`` says nobody reads any more. A generator stopped early runs its cleanup."""
+    items = None
+    try:
+        items = fn(*args, **kwargs)
+        for item in items:
+            if not send(("item", item)):
+                return
+    except Exception as exc:                    # noqa: BLE001 (raised again by the reader)
+        text = traceback.format_exc()
+        try:
+            send(("error", (exc, text)))
+        except Exception:                       # noqa: BLE001 (an exception that does not pickle)
+            send(("error", (RuntimeError(f"{type(exc).__name__}: {exc}"), text)))
+        return
+    finally:
+        getattr(items, "close", lambda: None)()
+    send(("done", None))
+
+
+def _exit_with_server() -> None:
+    """End this process as soon as the server that started it ends, however it ends (a signal
+    included: a daemon process is only ended by its parent's clean exit)."""
+    sentinel = multiprocessing.parent_process().sentinel
+
+    def watch():
+        multiprocessing.connection.wait([sentinel])
+        os._exit(0)
+    threading.Thread(target=watch, name="exit-with-server", daemon=True).start()
+
+
+def _start_forkserver(nice: int) -> None:
+    import multiprocessing.forkserver
+    _lower_priority(threading.get_native_id(), nice + NICE)    # inherited by the forkserver and its children
+    multiprocessing.forkserver.ensure_running()
+
+
+def _niceness() -> int:
+    """The calling thread's niceness (per thread on Linux)."""
+    try:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    except (AttributeError, OSError):
+        return 0
+
+
+def _lower_priority(who: int, nice: int) -> None:
+    try:
+        os.setpriority(os.PRIO_PROCESS, who, min(19, nice))
+    except (AttributeError, OSError):           # not Unix, or not allowed
+        pass
+
+
+def _check_job(fn: Callable) -> None:
+    """A job is pickled by name: a lambda or a nested function would fail in the worker; say so here."""
+    if "<" in getattr(fn, "__qualname__", "<"):
+        raise TypeError(f"low_priority({getattr(fn, '__qualname__', fn)!r}, ...): pass a module-level function "
+                        f"and its arguments (a job runs in another process), not a lambda or nested function")
+
+
+def _exit_reason(code: int | None) -> str:
+    """
+    >>> _exit_reason(-9), _exit_reason(1)
+    ('killed by SIGKILL', 'exit code 1')
+    """
+    if code is not None and code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            pass
+    return f"exit code {code}"
