@@ -157,19 +157,20 @@ class SweepConfig:
     seed: int = 0
 
     def __post_init__(self):
-        number("stability_lr_min", self.lr_min, STAB_MIN_LR, STAB_MAX_LR)
-        number("stability_lr_max", self.lr_max, STAB_MIN_LR, STAB_MAX_LR)
+        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
+        set_("lr_min", number("stability_lr_min", self.lr_min, STAB_MIN_LR, STAB_MAX_LR))
+        set_("lr_max", number("stability_lr_max", self.lr_max, STAB_MIN_LR, STAB_MAX_LR))
         if self.lr_min > self.lr_max:
             raise InputError("stability_err_lr_order", low=f"{self.lr_min:g}", high=f"{self.lr_max:g}")
-        whole("stability_n_lrs", self.n_lrs, 1, STAB_MAX_LRS)
-        whole("steps", self.steps, 2, STAB_MAX_STEPS)
-        number("stability_z_loss", self.z_loss, 0, STAB_MAX_Z_LOSS)
-        whole("n_layers", self.n_layers, 1, STAB_MAX_LAYERS)
-        whole("d_model", self.d_model, 8, STAB_MAX_D_MODEL)
-        whole("n_heads", self.n_heads, 1, STAB_MAX_HEADS)
-        whole("seq_len", self.seq_len, 2, 128)
-        whole("batch", self.batch, 1, 64)
-        whole("seed", self.seed, 0, 2**31 - 1)
+        set_("n_lrs", whole("stability_n_lrs", self.n_lrs, 1, STAB_MAX_LRS))
+        set_("steps", whole("steps", self.steps, 2, STAB_MAX_STEPS))
+        set_("z_loss", number("stability_z_loss", self.z_loss, 0, STAB_MAX_Z_LOSS))
+        set_("n_layers", whole("n_layers", self.n_layers, 1, STAB_MAX_LAYERS))
+        set_("d_model", whole("d_model", self.d_model, 8, STAB_MAX_D_MODEL))
+        set_("n_heads", whole("n_heads", self.n_heads, 1, STAB_MAX_HEADS))
+        set_("seq_len", whole("seq_len", self.seq_len, 2, 128))
+        set_("batch", whole("batch", self.batch, 1, 64))
+        set_("seed", whole("seed", self.seed, 0, 2**31 - 1))
         self.model_config(True)                         # d_model divisible by n_heads, even head_dim
         if self.work > STAB_MAX_WORK:
             raise InputError("stability_err_work", runs=len(self.runs), steps=self.steps, layers=self.n_layers,
@@ -308,6 +309,24 @@ class SweepLog:
             self.curves[end.run].end = end
         self.lr_index, self.step, self.done = update.lr_index, update.step, update.done
         self.timing = update.timing or self.timing
+
+    @property
+    def uniform_loss(self) -> float:
+        """ln V: the loss of guessing every character equally; diverged runs are drawn there."""
+        return math.log(len(vocabulary()))
+
+    def summary(self) -> dict | None:
+        """At the highest learning rate whose four runs have ended: its value, and per variant the final
+        loss (``None``: diverged), the largest attention logit and the last log Z."""
+        done = [i for i in range(self.config.n_lrs)
+                if all(c.end is not None for c in self.curves if c.run.lr_index == i)]
+        if not done:
+            return None
+        runs = [c for c in self.curves if c.run.lr_index == done[-1]]
+        return {"lr": runs[0].run.lr,
+                "final": {c.run.variant: c.end.final_loss for c in runs},
+                "logit_max": {c.run.variant: max((max(m) for m in c.logit_max), default=None) for c in runs},
+                "log_z": {c.run.variant: c.log_z[-1] if c.log_z else None for c in runs}}
 
     def final_losses(self) -> dict[str, list[float | None]]:
         """Per variant, the final loss at each learning rate (``None``: not finished or diverged)."""
