@@ -37,10 +37,11 @@ def overflow_figure(result, lang: str) -> PlainFigure:
     """One panel per dtype: each logit's probability, naive and max-subtracted side by side; a naive
     value that overflowed is written over its (empty) bar."""
     dtypes = list(result.probs)
-    layout = base_layout(height=340, title=tr(lang, "stability_overflow_title", scale=_fmt(max(result.logits), 4)))
+    layout = base_layout(height=360, title=tr(lang, "stability_overflow_title", scale=_fmt(max(result.logits), 4)))
     layout |= subplot_row([tr(lang, "stability_overflow_panel", dtype=d, largest=f"{result.largest_logit[d]:.2f}")
                            for d in dtypes], spacing=0.05)
-    layout |= {"barmode": "group", "legend": {"orientation": "h", "y": -0.18}}
+    layout |= {"barmode": "group", "legend": {"orientation": "h", "y": -0.3}}
+    layout["margin"] |= {"b": 80}
     x = [f"{v:.3g}" for v in result.logits]
     data = []
     for i, dtype in enumerate(dtypes):
@@ -52,7 +53,7 @@ def overflow_figure(result, lang: str) -> PlainFigure:
                          **axis_ref(i)})
             bad = [(xi, _bad(p)) for xi, p in zip(x, probs) if not math.isfinite(p)]
             if bad:
-                data.append({"type": "scatter", "mode": "text", "x": [b[0] for b in bad], "y": [0.5] * len(bad),
+                data.append({"type": "scatter", "mode": "text", "x": [b[0] for b in bad], "y": [0.95] * len(bad),
                              "text": [b[1] for b in bad], "textfont": {"color": OVERFLOWED, "size": 13},
                              "showlegend": False, "hoverinfo": "skip", **axis_ref(i)})
         suffix = "" if i == 0 else str(i + 1)
