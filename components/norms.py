@@ -20,6 +20,7 @@ from models.limits import (NORM_AXES_MAX, NORM_MAX_BATCH, NORM_MAX_D_MODEL, NORM
 VARIANTS = ("post", "pre", "sandwich", "deepnorm")       # models.norms.VARIANTS, without importing torch
 NORMS = ("layernorm", "rmsnorm")
 STREAM_EVERY_S = 0.5                                     # a training figure at most this often
+SECTIONS = (norms_stability,)                            # parts built by their own module
 
 STRINGS = {
     "en": {

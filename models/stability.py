@@ -181,8 +181,9 @@ class SweepConfig:
         """``n_lrs`` learning rates, log-spaced from ``lr_min`` to ``lr_max``."""
         if self.n_lrs == 1:
             return [self.lr_max]
-        ratio = math.log(self.lr_max / self.lr_min) / (self.n_lrs - 1)
-        return [self.lr_min * math.exp(i * ratio) for i in range(self.n_lrs)]
+        last = self.n_lrs - 1
+        return [self.lr_min * (self.lr_max / self.lr_min) ** (i / last) if i < last else self.lr_max
+                for i in range(self.n_lrs)]
 
     @property
     def runs(self) -> list["Run"]:
