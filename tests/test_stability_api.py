@@ -71,6 +71,21 @@ def test_diverging_sweep_is_reported_and_leaves_no_worker(client):
     assert not [p for p in multiprocessing.active_children() if p.name == "low-priority"]
 
 
+def test_stop_ends_the_worker(client):
+    """The run would take ~20 s; after Stop its worker is gone within 5 s."""
+    job = client.submit(lr_min=1e-2, lr_max=1e-2, n_lrs=1, steps=500, d_model=64, api_name="/stability_sweep")
+    deadline = time.time() + 60
+    while not job.outputs() and time.time() < deadline:
+        time.sleep(0.05)
+    assert job.outputs(), "no streamed update within 60 s"
+    assert [p for p in multiprocessing.active_children() if p.name == "low-priority"]
+    job.cancel()
+    deadline = time.time() + 5
+    while [p for p in multiprocessing.active_children() if p.name == "low-priority"] and time.time() < deadline:
+        time.sleep(0.1)
+    assert not [p for p in multiprocessing.active_children() if p.name == "low-priority"]
+
+
 @pytest.mark.parametrize("settings, message", [
     (dict(lr_max=0.0), "largest learning rate = 0"),
     (dict(lr_min=-1.0), "smallest learning rate = -1"),

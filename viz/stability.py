@@ -20,12 +20,15 @@ OVERFLOWED = "#111827"
 
 
 def _fmt(x: float | None, digits: int = 3) -> str:
-    """A number as the text prints it; ``—`` for none.
+    """A number as the text prints it: ``digits`` significant digits, whole thousands with separators
+    (a logit of 9,150), ``—`` for none.
 
-    >>> _fmt(0.000316), _fmt(None), _fmt(12345.6)
-    ('0.000316', '—', '1.23e+04')
+    >>> _fmt(0.000316), _fmt(None), _fmt(12345.6), _fmt(3e9)
+    ('0.000316', '—', '12,346', '3e+09')
     """
-    return "—" if x is None else f"{x:.{digits}g}"
+    if x is None:
+        return "—"
+    return f"{x:,.0f}" if 1e3 <= abs(x) < 1e7 else f"{x:.{digits}g}"
 
 
 def _bad(value: float) -> str:
