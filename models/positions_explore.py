@@ -421,7 +421,7 @@ def extrapolation_view(spec: RopeSpec, scaling: Llama3Scaling = Llama3Scaling(),
     >>> v.safe_length["original"], v.safe_length["pi"], v.safe_length["llama3"]
     (8192.0, 65536.0, 65536.0)
     """
-    if isinstance(methods, str) or not all(isinstance(m, str) for m in methods):
+    if not isinstance(methods, (list, tuple)) or not all(isinstance(m, str) for m in methods):
         raise InputError("pos_err_methods", bad=repr(methods)[:60], choices=", ".join(METHODS))
     bad = [m for m in methods if m not in METHODS]
     if bad or not methods:

@@ -225,6 +225,8 @@ def test_helpers():
     (lambda: frequencies_view(RopeSpec(), train_len=0), "training context L = 0"),
     (lambda: extrapolation_view(RopeSpec(), methods=[]), "pick one or more"),
     (lambda: extrapolation_view(RopeSpec(), methods=["yarn"]), "methods \\['yarn'\\]"),
+    (lambda: extrapolation_view(RopeSpec(), methods=None), "methods None: pick one or more"),
+    (lambda: extrapolation_view(RopeSpec(), methods=True), "methods True: pick one or more"),
     (lambda: extrapolation_view(RopeSpec(), Llama3Scaling(factor=1000, original_max_position=10**6)), "too long"),
     (lambda: extrapolation_view(RopeSpec(head_dim=2), methods=["ntk"]), "needs head dim d ≥ 4"),
     (lambda: conventions_view(66), "d for the diagram = 66: must be a whole number from 2 to 64"),
