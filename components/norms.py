@@ -1,8 +1,9 @@
 """The Normalization tab: where the norm goes (Post-LN, Pre-LN, Sandwich, DeepNorm), live.
 
-Three parts: the gradients at initialisation (instant, ``/norm_gradients``) with a depth sweep
+Four parts: the gradients at initialisation (instant, ``/norm_gradients``) with a depth sweep
 (``/norm_depth_sweep``, streams), a real training run of four models (``/norm_train``, streams on
-the heavy queue, with Stop), and the axes each norm averages over (``/norm_axes``, instant).
+the heavy queue, with Stop), the axes each norm averages over (``/norm_axes``, instant), and
+training stability (``/softmax_overflow``, ``/stability_sweep``: :mod:`components.norms_stability`).
 """
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 
 import gradio as gr
 
+from components import norms_stability
 from components.common import HEAVY, as_int, as_number, device_line, explain, low_priority, user_errors
 from components.i18n import lang_of, t
 from models.limits import (NORM_AXES_MAX, NORM_MAX_BATCH, NORM_MAX_D_MODEL, NORM_MAX_HEADS, NORM_MAX_LAYERS,
@@ -18,6 +20,7 @@ from models.limits import (NORM_AXES_MAX, NORM_MAX_BATCH, NORM_MAX_D_MODEL, NORM
 VARIANTS = ("post", "pre", "sandwich", "deepnorm")       # models.norms.VARIANTS, without importing torch
 NORMS = ("layernorm", "rmsnorm")
 STREAM_EVERY_S = 0.5                                     # a training figure at most this often
+SECTIONS = (norms_stability,)                            # parts built by their own module
 
 STRINGS = {
     "en": {
@@ -296,6 +299,7 @@ def build() -> dict:
             axes_check = gr.Markdown(elem_id="norm_axes_check")
             axes_device = device_line()
     explain("norm_explain")
+    stability = norms_stability.build()                 # 4 · training stability (its own module)
 
     stack_inputs = [n_layers, d_model, n_heads, norm, variants, log_y, seq_len, batch, seed]
     main = dict(fn=norm_gradients, inputs=stack_inputs, outputs=[grads_plot, summary, device],
@@ -313,5 +317,6 @@ def build() -> dict:
     gr.on([s.input for s in (ax_batch, ax_tokens, ax_features, ax_b, ax_t, ax_f)] + [ax_seed.submit, ax_seed.blur],
           api_name="norm_axes", trigger_mode="always_last", **axes)
     # The first draw: the gradients and the axes in one private event (the named events are the API).
-    return dict(fn=_first_draw, inputs=[*main["inputs"], *axes["inputs"]],
-                outputs=[*main["outputs"], *axes["outputs"], sweep_plot, train_plot], show_progress="hidden")
+    return norms_stability.join_draws(dict(fn=_first_draw, inputs=[*main["inputs"], *axes["inputs"]],
+                                           outputs=[*main["outputs"], *axes["outputs"], sweep_plot, train_plot],
+                                           show_progress="hidden"), stability)

@@ -51,6 +51,17 @@ NORM_TRAIN_MAX_WORK = 32            # the same over all steps of the four traini
 NORM_TRAIN_MAX_STEPS = 600          # per run; four runs interleaved
 NORM_TRAIN_MAX_LR = 10.0            # Adam's learning rate, (0, max]; large values diverge as a finding
 NORM_AXES_MAX = 8                   # batch, tokens, features of the norms-axes tensor
+# Training stability (QK-norm, z-loss): a learning-rate sweep of four variants from one init, and the
+# softmax-overflow view. Work = runs × steps × tokens × layers × max(d_model, 64)² / 2^30 (default: 7.8).
+STAB_MIN_LR, STAB_MAX_LR = 1e-5, 10.0     # AdamW's peak learning rate; large ones diverge as a finding
+STAB_MAX_LRS = 8                    # learning rates in one sweep (each trains four models)
+STAB_MAX_STEPS = 500                # per run
+STAB_MAX_LAYERS = 4
+STAB_MAX_D_MODEL = 128
+STAB_MAX_HEADS = 8
+STAB_MAX_Z_LOSS = 1.0               # the z-loss coefficient, [0, max] (PaLM: 1e-4)
+STAB_MAX_WORK = 16.0                # the whole sweep: about twice the default's (~40 s on one core)
+STAB_MAX_LOGIT_SCALE = 200.0        # the overflow view's largest logit
 # Positions (RoPE, sinusoidal, ALiBi): dimensions, lengths, tensor sizes, bases and factors.
 POS_MAX_HEAD_DIM = 1024             # RoPE head dim d (even); real models use 64-256
 POS_MAX_POSITION = 10_000_000       # positions, distances and context lengths (Llama 4 Scout: 10 M)

@@ -140,3 +140,14 @@ def shot(tmp_path_factory, request):
         page.screenshot(path=str(path), full_page=True)
         return path
     return take
+
+
+@pytest.fixture
+def one_thread():
+    """Training tests on tiny models: one torch thread is as fast, and immune to oversubscription on a
+    busy CI machine (two threads on two shared cores ran a 100-step sweep ~10x slower)."""
+    import torch
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)

@@ -396,15 +396,6 @@ def test_explorer_text_bounds():
 # --------------------------------------------------------------------------- training
 
 
-@pytest.fixture
-def one_thread():
-    """Tiny ops: one thread is as fast, and immune to oversubscription on a busy CI machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def final(history, key="cv", n=10):
     return sum(getattr(history, key)[-n:]) / n
 
