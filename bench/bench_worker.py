@@ -6,7 +6,9 @@ item, in a process set up as ``python app.py`` sets up the server (the app impor
 Rows, each the median (and range) over ``--repeats`` jobs, one at a time:
 - a trivial job (``iter([1])``): what starting a job costs;
 - the norms tab's training, default config: its first streamed point (building four models and one
-  training step included).
+  training step included);
+- Stop inside a long step: from closing the stream to the job's process terminated and reaped
+  (``STOP_GRACE_S`` plus the reap; no reference).
 Each in a process forked by the forkserver for the job (what the app does on the CPU) against the
 reference: a persistent worker started once from the same forkserver, which receives the job over a
 pipe (the pool the app could keep instead). The ratio is per-job / persistent.
@@ -89,6 +91,18 @@ def main() -> None:
         print(f"{name:32s} {a:9.1f} ({min(ours):7.1f}-{max(ours):7.1f}) {b:9.1f} ({min(ref):7.1f}-{max(ref):7.1f}) "
               f"{a / b:7.1f}")
     reference.terminate()
+
+    from tests.jobs import one_then_sleep
+    stops = []
+    for _ in range(repeats):
+        stream = worker.low_priority(one_then_sleep, 60)
+        next(stream)
+        time.sleep(0.2)                                      # inside the 60 s step
+        begin = time.perf_counter()
+        stream.close()                                       # returns once the process is reaped
+        stops.append((time.perf_counter() - begin) * 1e3)
+    print(f"{'Stop inside a step':32s} {statistics.median(stops):9.1f} ({min(stops):7.1f}-{max(stops):7.1f}) "
+          f"(grace {worker.STOP_GRACE_S * 1e3:.0f} ms)")
 
 
 if __name__ == "__main__":

@@ -79,19 +79,23 @@ def test_a_job_runs_niced_in_its_worker_and_cleans_up_when_closed(kind, tmp_path
         assert tid != threading.get_native_id()
 
 
+# Stop's latency is STOP_GRACE_S plus a reap: ~0.35 s on an idle machine (bench/bench_worker.py). The
+# bound here only has to tell "terminated" from "waited out the 60 s step", on a runner whose two cores
+# three pytest processes share (a 0.5 s bound failed there at 0.83 s).
+STOPPED_WITHIN_S = worker.STOP_GRACE_S + 4
+
+
 @pytest.mark.skipif(not os.path.exists("/proc"), reason="reads /proc")
 @pytest.mark.parametrize("busy", [False, True], ids=["between-items", "inside-a-step"])
-def test_stop_ends_the_worker_within_half_a_second(busy):
+def test_stop_ends_the_worker_without_waiting_for_its_step(busy):
     """Closing the stream (Gradio's Stop) ends the process: at its next item, or terminated when it is
     inside a long step."""
     stream = worker.in_process(jobs.one_then_sleep, 60) if busy else worker.in_process(jobs.endless_pids)
     pid = next(stream)
     if busy:
         time.sleep(0.2)                                 # now inside the 60 s step
-    start = time.monotonic()
     stream.close()
-    _wait_gone([pid], within=0.5)
-    assert time.monotonic() - start < 0.5
+    _wait_gone([pid], within=STOPPED_WITHIN_S)
 
 
 @pytest.mark.skipif(not os.path.exists("/proc"), reason="reads /proc")
