@@ -12,6 +12,7 @@ import gradio as gr
 
 from components import attention, bpe, calculator, kv, masks, moe, norms, positions, share, tensors, widgets
 from components.i18n import build_i18n, t
+from components.toasts import TOAST_JS
 
 # (tab id, label key, module) in the order a learner meets them, from text to tokens to a whole model.
 # Deleting a tab is deleting its line here and its module.
@@ -70,7 +71,8 @@ THEME = gr.themes.Soft(font=["Inter", "ui-sans-serif", "system-ui", "WenQuanYi M
 # show_error: Gradio sends str(exception), never a traceback; a wrong-typed API value then says
 # "Expected a `float`, but the value passed ... was 'abc'" instead of a generic failure.
 WARM_UP_AFTER_S = 1.0
-LAUNCH_KWARGS = dict(i18n=i18n, theme=THEME, css=CSS, max_file_size="1mb", show_error=True,
+# js: error toasts show the newest message under a translated title (components/toasts.py).
+LAUNCH_KWARGS = dict(i18n=i18n, theme=THEME, css=CSS, js=TOAST_JS, max_file_size="1mb", show_error=True,
                      footer_links=["api", "gradio", "settings"])
 
 

@@ -52,7 +52,8 @@ def control_names(fn: Callable) -> list[str]:
 
 
 def user_error(message: str, lang: str) -> gr.Error:
-    """The toast a learner sees: ``message`` under a title in the page's language, no traceback in the log."""
+    """The toast a learner sees: ``message``, no traceback in the log. (Gradio 6 shows its own title;
+    components/toasts.py translates it in the page.)"""
     return gr.Error(message, title=tr(lang, "error_title"), print_exception=False)
 
 

@@ -1,0 +1,37 @@
+"""Error toasts a learner can read: the newest message only, under a title in the page's language.
+
+Gradio 6 groups every error of a page into one toast titled with the message type ("Error", in
+English whatever the page's language; ``gr.Error(title=...)`` is not shown) and lists each new error
+under the old ones, so after a few wrong values the newest message is at the bottom of a growing
+stack. :data:`TOAST_JS` runs once when the page loads (``launch(js=...)``) and keeps every toast
+tidy as it changes: the title in the language the server answers in (the browser's first language,
+as :func:`components.i18n.lang_of` reads it from the request) and only the newest message shown.
+Gradio still closes the toast as before (its close button, its timer).
+"""
+from __future__ import annotations
+
+import json
+
+from locales import LOCALES, tr
+
+_TITLES = {lang: tr(lang, "error_title") for lang in LOCALES}
+
+TOAST_JS = """
+() => {
+  const titles = %s;
+  const lang = ((navigator.languages && navigator.languages[0]) || navigator.language || "").toLowerCase();
+  const title = lang.startsWith("zh") ? titles["zh-CN"] : titles["en"];
+  const tidy = () => {
+    for (const body of document.querySelectorAll(".toast-body.error")) {
+      const label = body.querySelector(".toast-title");
+      if (label && label.firstChild && label.firstChild.nodeValue !== title + " ") {
+        label.firstChild.nodeValue = title + " ";
+      }
+      const items = body.querySelectorAll(".toast-message-item");
+      items.forEach((item, i) => { item.style.display = i === items.length - 1 ? "" : "none"; });
+      body.querySelectorAll(".toast-separator, .toast-count").forEach((el) => { el.style.display = "none"; });
+    }
+  };
+  new MutationObserver(tidy).observe(document.body, { childList: true, subtree: true, characterData: true });
+}
+""" % json.dumps(_TITLES, ensure_ascii=False)

@@ -1,0 +1,32 @@
+"""Error toasts (components/toasts.py): the newest message only, under a title in the page's language.
+Without the page script Gradio titles every toast "Error" and stacks each new message under the old."""
+import pytest
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.mark.parametrize("locale, tab, title, first, second", [
+    ("zh-CN", "注意力掩码", "出错了", "请至少输入一个句子", "最多 64 个"),
+    ("en-US", "Attention masks", "Error", "at least one sentence", "at most 64"),
+])
+def test_a_new_error_replaces_the_old_under_a_translated_title(browser, server_url, shot, locale, tab, title,
+                                                                first, second):
+    context = browser.new_context(locale=locale)
+    page = context.new_page()
+    page.goto(server_url)
+    page.get_by_role("tab", name=tab, exact=True).click()
+    box = page.locator("#masks_text textarea")
+    box.fill("")
+    box.blur()
+    toast = page.locator(".toast-body.error").first
+    expect(toast).to_contain_text(first, ignore_case=True, timeout=30_000)
+    box.fill("a " * 70)
+    box.blur()
+    shown = toast.locator(".toast-message-item:visible")
+    expect(shown).to_have_count(1)
+    expect(shown).to_contain_text(second, timeout=30_000)
+    expect(toast.locator(".toast-title")).to_contain_text(title)            # Gradio's own: "Error (2)"
+    expect(toast.locator(".toast-count")).to_be_hidden()
+    shot(page, f"toast-{locale}")
+    context.close()
