@@ -150,8 +150,8 @@ and after the row's last tile $o = \mathrm{acc} / \ell$. Before the first tile $
         "term_attn_batch": "batch",
     },
     "zh-CN": {
-        "attn_flash_intro": "FlashAttention 从不构造 T × T 的分数矩阵：它按分块遍历键，为每个查询行维护一个运行最大值 **m**、"
-                            "一个运行和 **ℓ** 以及一个经过重新缩放的输出。逐块单步执行，并与朴素做法对比"
+        "attn_flash_intro": "FlashAttention 从不构造 T × T 的分数矩阵：它按分块遍历键，为每个查询行维护一个当前最大值 **m**、"
+                            "一个累加和 **ℓ** 以及一个经过重新缩放的输出。逐块单步执行，并与朴素做法对比"
                             f"（T ≤ {ATTN_FLASH_MAX_T}，d ≤ {ATTN_FLASH_MAX_D}，一个带随机种子的注意力头）。"
                             "这个循环是为了阅读而写的；实际运行它的是 PyTorch 的融合内核"
                             "（`F.scaled_dot_product_attention`），下方有实测。",
@@ -167,9 +167,9 @@ and after the row's last tile $o = \mathrm{acc} / \ell$. Before the first tile $
         "attn_play": "播放",
         "attn_pause": "暂停",
         "attn_tiles_plot": "分块、朴素 softmax、逐行填入的输出",
-        "attn_rows_plot": "每个查询行的运行最大值 m 与运行和 ℓ",
+        "attn_rows_plot": "每个查询行的当前最大值 m 与累加和 ℓ",
         "attn_flash_explain": r"""
-**在线 softmax。** 对一个查询行，分数为 $s_1, \dots, s_T$，输出为 $o = \sum_j \frac{e^{s_j - m}}{\ell} v_j$，其中 $m = \max_j s_j$，$\ell = \sum_j e^{s_j - m}$（减去 $m$ 在数学上不改变结果，只是防止 $e^{x}$ 溢出）。FlashAttention 按分块读取键和值，每行维护三个运行量：$m$、$\ell$ 和未归一化的输出 $\mathrm{acc}$。对每个分块的分数 $s_j$：
+**在线 softmax。** 对一个查询行，分数为 $s_1, \dots, s_T$，输出为 $o = \sum_j \frac{e^{s_j - m}}{\ell} v_j$，其中 $m = \max_j s_j$，$\ell = \sum_j e^{s_j - m}$（减去 $m$ 在数学上不改变结果，只是防止 $e^{x}$ 溢出）。FlashAttention 按分块读取键和值，每行维护三个随分块更新的量：$m$、$\ell$ 和未归一化的输出 $\mathrm{acc}$。对每个分块的分数 $s_j$：
 $$m_{new} = \max\big(m_{old}, \max_j s_j\big),\qquad \ell_{new} = e^{m_{old}-m_{new}}\,\ell_{old} + \sum_j e^{s_j - m_{new}},\qquad \mathrm{acc}_{new} = e^{m_{old}-m_{new}}\,\mathrm{acc}_{old} + \sum_j e^{s_j - m_{new}}\, v_j$$
 该行最后一个分块之后 $o = \mathrm{acc} / \ell$。第一个分块之前 $m = -\infty$、$\ell = 0$、$\mathrm{acc} = 0$（所以第一次的缩放因子是 $e^{-\infty} = 0$）。
 
@@ -177,7 +177,7 @@ $$m_{new} = \max\big(m_{old}, \max_j s_j\big),\qquad \ell_{new} = e^{m_{old}-m_{
 
 **为什么重要。** 朴素做法要把 $T \times T$ 的分数和概率写入内存：每个注意力头 $2T^2$ 个数（T = 16K、float32 时每个头 2 GiB）。分块循环任何时候只持有一个分块，外加 q、k、v 和输出所需的 $O(T \cdot d)$。在 GPU 上分块放在片上 SRAM 中，大矩阵从不写回 HBM：搬运的字节更少，这才是它快的原因，而不是 FLOPs 更少（乘加次数相同）。**因果**注意力会整块跳过对角线上方的分块：几乎一半。
 
-**FlashAttention-2 和 -3 改变的是工作划分，不是数学。** FlashAttention-1（2022）外层循环遍历键/值分块、内层遍历查询分块，每一步都要在内存中重新缩放输出。FlashAttention-2（2023）交换了两层循环（外层是查询分块，和这里一样），每行的 $m, \ell, \mathrm{acc}$ 一直留在片上，最后只除一次 $\ell$，并且除了按注意力头和批次，还按序列长度划分工作。FlashAttention-3（2024）面向 NVIDIA Hopper：张量核心与内存的异步操作让一个分块的 softmax 与下一个分块的矩阵乘法重叠，并支持 FP8。上面的递推在三者中完全相同。PyTorch 的 `F.scaled_dot_product_attention` 会根据设备、数据类型和形状选择 FlashAttention-2、内存高效内核、cuDNN、CPU flash 内核或普通的 math 路径：下方的测量会说出它实际运行的是哪一个。
+**FlashAttention-2 和 -3 改变的是工作划分，不是数学。** FlashAttention-1（2022）外层循环遍历键/值分块、内层遍历查询分块，每一步都要在内存中重新缩放输出。FlashAttention-2（2023）交换了两层循环（外层是查询分块，和这里一样），每行的 $m, \ell, \mathrm{acc}$ 一直留在片上，最后只除一次 $\ell$，并且除了按注意力头和批次，还按序列长度划分工作。FlashAttention-3（2024）面向 NVIDIA Hopper：张量核心与内存的异步操作让一个分块的 softmax 与下一个分块的矩阵乘法重叠，并支持 FP8。上面的递推在三者中完全相同。PyTorch 的 `F.scaled_dot_product_attention` 会根据设备、数据类型和形状选择 FlashAttention-2、内存高效内核、cuDNN、CPU flash 内核或普通的 math 路径：下方的测量结果会注明它实际运行的是哪一个。
 """,
         "attn_rec_heading": "**当前分块中的一行，代入具体数值**（最大值变化最大的那一行）：",
         "attn_rec_start": "第一个分块之前，每行都是 $m = -\\infty$、$\\ell = 0$、$\\mathrm{acc} = 0$。"
@@ -208,8 +208,8 @@ $$m_{new} = \max\big(m_{old}, \max_j s_j\big),\qquad \ell_{new} = e^{m_{old}-m_{
         "attn_fig_hover_out": "行 %{y} · 维度 %{x}：%{z:.4g}<extra></extra>",
         "attn_fig_title_start": "第一个分块之前：共 {n} 个分块要计算（淡色：尚未计算，灰色：跳过）",
         "attn_fig_title_step": "第 {step} / {n} 个分块：查询行 {rows} × 键 {cols}（描边）",
-        "attn_fig_m": "运行最大值 m（柱）与该行最大值（—）",
-        "attn_fig_l": "运行和 ℓ（柱）与 Σ exp(s − max)（—）",
+        "attn_fig_m": "当前最大值 m（柱）与该行最大值（—）",
+        "attn_fig_l": "累加和 ℓ（柱）与 Σ exp(s − max)（—）",
         "attn_fig_rescale": "本分块的缩放因子 exp(m_old − m_new)",
         "attn_fig_naive_max": "朴素：该行的最大值",
         "attn_fig_naive_sum": "朴素：Σ exp(s − max)",
@@ -252,7 +252,7 @@ $$m_{new} = \max\big(m_{old}, \max_j s_j\big),\qquad \ell_{new} = e^{m_{old}-m_{
         "attn_backend_unknown": "无法识别的内核",
         "attn_cost_backend": "SDPA 运行的是 **{backend}**（`{op}`，从性能分析器的算子名读出）。",
         "attn_cost_at": "T = {T} 时：朴素 **{naive}**，{naive_ms} 毫秒；SDPA **{sdpa}**，{sdpa_ms} 毫秒："
-                        "内存为其 1/{mem_ratio}，速度为其 {time_ratio} 倍；|朴素 − SDPA| 最大为 {diff}。",
+                        "内存只需朴素做法的 1/{mem_ratio}，速度是它的 {time_ratio} 倍；|朴素 − SDPA| 最大为 {diff}。",
         "attn_cost_skip_memory": "{name}：从 T = {T} 起不再运行：它需要 {need}，超出预算（分配之前检查）。",
         "attn_cost_skip_time": "{name}：从 T = {T} 起不再运行：预计每次调用 {need}（时间预算）。",
         "attn_cost_ended_time": "测量在 {seconds} 秒后停止：达到时间预算。",
@@ -280,7 +280,7 @@ $$m_{new} = \max\big(m_{old}, \max_j s_j\big),\qquad \ell_{new} = e^{m_{old}-m_{
         "term_attn_T": "序列长度 T",
         "term_attn_head_dim": "头维度 d",
         "term_attn_block": "分块大小",
-        "term_attn_step": "分块步数",
+        "term_attn_step": "分块序号",
         "term_attn_dtype": "精度",
         "term_attn_max_T": "最大 T",
         "term_attn_heads": "注意力头数",

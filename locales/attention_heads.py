@@ -60,9 +60,9 @@ A uniform causal head gives every key $1/(i+1)$; its share is printed in bracket
 """,
     },
     "zh-CN": {
-        "attn_heads_intro": "训练好的小型 GPT 在你的提示词上的每一个注意力头：4 层 × 4 个头，每个头是一张“谁读谁”的图"
+        "attn_heads_intro": "在你的提示词上查看训练好的小型 GPT 的每一个注意力头：4 层 × 4 个头，每个头一张“谁读谁”的图"
                             "（行：正在读取的字符，列：被读取的字符）。选一个头放大，再选一个查询词元跟踪；"
-                            "下面的表格给出各个头学到的模式，全部是实测的。",
+                            "下面的表格列出各个头学到的模式，均为实测。",
         "attn_heads_mode": "放大的头显示为",
         "attn_heads_mode_lines": "连线（BertViz 的 head view）",
         "attn_heads_mode_heatmap": "热力图",
@@ -92,7 +92,7 @@ A uniform causal head gives every key $1/(i+1)$; its share is printed in bracket
         "attn_heads_summary_line": "- **{pattern}**（均匀头：{chance}）：{heads}",
         "attn_heads_summary_broad": f"- **{{pattern}}** ≥ {BROAD} %：{{heads}}",
         "attn_heads_summary_best": "没有头达到（最高：{best:.2f}）",
-        "attn_heads_summary_no_head": "没有",
+        "attn_heads_summary_no_head": "没有任何头",
         "attn_heads_explain": rf"""
 **一个头，每个查询一个分布。** 注意力头 $h$ 在位置 $j \le i$ 上计算 $\mathrm{{softmax}}\big(q_i k_j^\top/\sqrt{{d}}\big)$：图中第 $i$ 行就是查询 $i$ 把注意力分配到它之前（含自身）各个字符上的方式。每一行之和为 1，对角线以上全部恰好为 0（因果掩码）。它在位置 $i$ 的输出是这些字符的值向量按权重的混合。
 
@@ -100,12 +100,12 @@ A uniform causal head gives every key $1/(i+1)$; its share is printed in bracket
 
 **模式是怎么测的。** 对每个头，计算查询落在某一个特定键上的平均权重：
 - *前一个字符*：落在 $i-1$ 上；
-- *词首*：落在当前单词的第一个字符上（只统计已进入单词至少两个字符的查询）；
+- *词首*：落在当前单词的第一个字符上（只统计距词首至少两个字符的查询）；
 - *上一个空格*：落在 $i$ 之前最后一个空格或换行上（只统计在它之后至少两个字符的查询）；
 - *第一个字符*：落在位置 0 上（“注意力汇聚点”，attention sink），从位置 2 开始统计；
 - *自身*：落在 $i$ 上。
 
-均匀因果头给每个键 $1/(i+1)$ 的权重，它的占比印在括号里。平均占比至少 {THRESHOLD} % 的头就算表现出该模式。在前 {ATTN_PATTERN_CHARS} 个留出字符上，这大约是均匀头的 15 倍。*分散*：各行平均熵至少是均匀头的 {BROAD} %。留出文本上的数字比 64 个字符的提示词上的（右侧表格）更稳定。换一个模型看看：MHA、GQA、MQA、MLA 里都会出现同样几类头，只是位置不同。
+均匀因果头给每个键 $1/(i+1)$ 的权重，这个占比列在括号里。平均占比至少 {THRESHOLD} % 的头就算表现出该模式。在前 {ATTN_PATTERN_CHARS} 个留出字符上，这大约是均匀头的 15 倍。*分散*：各行平均熵至少是均匀头的 {BROAD} %。留出文本上的数字比 64 个字符的提示词上的（右侧表格）更稳定。换一个模型看看：MHA、GQA、MQA、MLA 里都会出现同样几类头，只是位置不同。
 
 **GQA 和 MQA。** 标签 “KV $n$” 表示这个查询头读取哪个键/值头。同一组的头读取相同的键和值，但查询各不相同，所以它们的图仍然不同。MLA 中每个头都通过自己的 $W_{{UK}}$ 读取同一个共享的潜在向量。
 

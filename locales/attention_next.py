@@ -44,8 +44,8 @@ They apply in this order (temperature → top-k → top-p, as Hugging Face's `ge
 """,
     },
     "zh-CN": {
-        "attn_next_intro": "模型对下一个字符的分布，经过采样的三个过滤步骤：温度、top-k、top-p。它们与 KV 缓存页的生成调用的"
-                           "是同一套函数，下面的续写就是用它们抽出来的。然后是 logit 透镜（logit lens）：残差流在每一层之后"
+        "attn_next_intro": "模型对下一个字符的分布，依次经过采样的三个过滤步骤：温度、top-k、top-p。KV 缓存页的生成调用的"
+                           "也是这几个函数，下面的续写就是用它们抽出来的。然后是 logit 透镜（logit lens）：残差流在每一层之后"
                            "会预测什么。",
         "attn_next_temperature": "温度 T（0 = 贪心）",
         "attn_next_top_k": "top-k",
@@ -62,7 +62,7 @@ They apply in this order (temperature → top-k → top-p, as Hugging Face's `ge
         "attn_next_fig_cut_k": "被 top-k 去掉",
         "attn_next_fig_cut_p": "被 top-p 去掉",
         "attn_next_fig_t1": "T = 1 时",
-        "attn_next_fig_after_t": "温度之后",
+        "attn_next_fig_after_t": "除以温度之后",
         "attn_next_fig_final": "实际采样的分布",
         "attn_next_fig_settings": "T = {t}，top-k = {k}，top-p = {p}：{v} 个字符中有 {n} 个可能被抽到",
         "attn_next_fig_embedding": "嵌入",

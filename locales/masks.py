@@ -97,13 +97,13 @@ $$\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\Big(\frac{QK^\top}{\sqrt{d}} + M\Bi
         "masks_side_left": "左侧",
         "masks_causal": "因果（前瞻）掩码",
         "masks_use_window": "滑动窗口",
-        "masks_window": "窗口 W（查询 i 看到键 i−W+1 … i）",
+        "masks_window": "窗口 W（查询 i 可以关注键 i−W+1 … i）",
         "masks_use_prefix": "前缀 LM",
         "masks_prefix": "前缀长度 P",
         "masks_packed": "打包文档（在一行内用 | 分隔）",
         "masks_convention": "布尔掩码的显示约定",
         "masks_conv_allow": "PyTorch：True = 可以关注",
-        "masks_conv_masked": "教程：1 = 被遮蔽（triu(ones, 1)）",
+        "masks_conv_masked": "常见教程：1 = 被遮蔽（triu(ones, 1)）",
         "masks_heads": "注意力头数",
         "masks_seed": "随机种子（随机的查询和键）",
         "masks_seq": "显示第几个序列",
@@ -116,9 +116,9 @@ $$\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\Big(\frac{QK^\top}{\sqrt{d}} + M\Bi
 
 $$\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\Big(\frac{QK^\top}{\sqrt{d}} + M\Big)V,\qquad M_{ij}=\begin{cases}0 & \text{查询 } i \text{ 可以关注键 } j\\ -\infty & \text{否则}\end{cases}$$
 
-- **两种约定，同一个掩码。** PyTorch 的 `scaled_dot_product_attention` 使用布尔掩码，`True` 表示*可以关注*。很多教程构造"前瞻掩码" `triu(ones, 1)`，`1` 表示*被遮蔽*。两者互为补集：`causal = ~triu(ones, 1)`。切换开关即可在两种约定之间转换左侧网格。
-- **为什么用 AND。** 每条规则都说明某个键何时被禁止：它是填充、它在未来、它在窗口之外、它属于另一篇文档。只有*没有任何*规则禁止时，键才能被关注，所以布尔掩码用 AND 组合（等价地，加性掩码相加：任何一个 $-\infty$ 都会生效）。请看"各条规则如何组合"。
-- **填充掩码遮的是键。** 填充位置的*查询*仍会关注真实的键，它的输出会被损失函数忽略。关闭填充掩码，真实词元就会关注 `[PAD]`：它们的输出会随所在批次而改变。
+- **两种约定，同一个掩码。** PyTorch 的 `scaled_dot_product_attention` 使用布尔掩码，`True` 表示*可以关注*。很多教程构造“前瞻掩码” `triu(ones, 1)`，`1` 表示*被遮蔽*。两者互为补集：`causal = ~triu(ones, 1)`。用这个开关可以让左侧网格在两种约定之间切换。
+- **为什么用 AND。** 每条规则都说明某个键何时被禁止：它是填充、它在未来、它在窗口之外、它属于另一篇文档。只有*没有任何*规则禁止时，键才能被关注，所以布尔掩码用 AND 组合（等价地，把加性掩码相加：只要有一个 $-\infty$，结果就是 $-\infty$）。请看“各条规则如何组合”。
+- **填充掩码遮的是键。** 填充位置的*查询*仍会关注真实的键，只是它的输出会被损失函数忽略。关闭填充掩码，真实词元就会关注 `[PAD]`：它们的输出会随自己恰好所在的批次而改变。
 - **陷阱。** 如果某个查询的所有键都被遮蔽（在*左侧*填充并使用因果掩码：第一个填充查询只能看到填充），这一行就是 $\mathrm{softmax}(-\infty,\dots,-\infty)=0/0=$ **NaN**，一个 NaN 会传播到后面所有层和损失。后端会检测没有任何可关注键的行，并返回全零的权重和输出。较新版本的 PyTorch SDPA 和 FlashAttention 也是这样处理的。
 - softmax 中被遮蔽的格子*恰好*为零：$e^{-\infty}=0$。
 """,
@@ -134,7 +134,7 @@ $$\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\Big(\frac{QK^\top}{\sqrt{d}} + M\Bi
         "masks_fig_prefix": "前缀 LM",
         "masks_fig_window": "滑动窗口",
         "masks_fig_documents": "打包文档",
-        "masks_fig_combined": "= 全部取 AND",
+        "masks_fig_combined": "= 以上全部取 AND",
         "masks_fig_naive": "朴素写法：masked_fill(−inf) + softmax",
         "masks_fig_safe": "后端：整行被遮蔽 → 0",
         "masks_fig_nan_rows": "{n} 个查询行被完全遮蔽：朴素 softmax 得到 NaN",

@@ -198,7 +198,7 @@ Only $m-n$ is left: absolute positions go in, a relative position comes out, and
     "zh-CN": {
         "tab_positions": "位置编码（RoPE）",
         "pos_intro": "没有因果掩码时，仅靠注意力分不清“天气晴朗，适合露营”和“露营晴朗，适合天气”：在它看来，输入只是无序的词袋。"
-                     "因果解码器即使不加位置编码也能推断位置（NoPE：第 i 个词元在 i + 1 个词元上做注意力，这个数目会透露出来），"
+                     "因果解码器即使不加位置编码也能推断位置（NoPE：第 i 个词元对 i + 1 个词元做注意力，这个个数本身就透露了位置），"
                      "但模型通常仍会显式加入位置信息。这里 RoPE 按位置旋转 q 和 k；最后一页把它和正弦位置编码、ALiBi 放在一起比较。"
                      "所有结果都由后端的 `apply_rope` 实时计算。",
         "pos_head_dim": "头维度 d（偶数）",
@@ -210,13 +210,13 @@ Only $m-n$ is left: absolute positions go in, a relative position comes out, and
         "pos_sub_rotate": "旋转", "pos_sub_relative": "相对位置", "pos_sub_frequencies": "频率",
         "pos_sub_extrapolation": "外推", "pos_sub_conventions": "两种布局",
         "pos_sub_compare": "正弦 · RoPE · ALiBi",
-        "pos_rotate_note": "q 的每一对维度都是一个二维向量，被旋转 m·θ_i。按“播放”：前面的维度对飞快旋转，后面的几乎不动。"
-                           "勾选“k 跟着 q 一起走”，两者都在转，但它们之间的夹角不变——分数也不变。",
+        "pos_rotate_note": "q 的每一对维度都是一个二维向量，旋转角度为 m·θ_i。按“播放”：前面的维度对飞快旋转，后面的几乎不动。"
+                           "勾选“k 随 q 一起移动”：两者都在转，但它们之间的夹角不变，分数也就不变。",
         "pos_style": "维度配对方式",
         "pos_style_half": "对半：(i, i + d/2)，Hugging Face 的 rotate_half",
         "pos_style_interleaved": "交错：(2i, 2i + 1)，Meta 的 Llama",
         "pos_pair": "维度对 i（高亮）", "pos_m": "q 的位置 m", "pos_n": "k 的位置 n",
-        "pos_both": "k 跟着 q 一起走", "pos_speed": "每帧前进的位置数",
+        "pos_both": "k 随 q 一起移动", "pos_speed": "每帧前进的位置数",
         "pos_play": "▶ 播放", "pos_pause": "暂停",
         "pos_rotate_plot": "逐对看 q 和 k", "pos_clock_plot": "所有维度对",
         "pos_matrix": "所选维度对的旋转",
@@ -230,7 +230,7 @@ Only $m-n$ is left: absolute positions go in, a relative position comes out, and
         "pos_frequencies_note": "第 i 对每 2π/θ_i 个词元转一圈。波长超过训练长度 L 的维度对在训练中一圈都没转完（橙色点）。",
         "pos_freq_train": "训练上下文 L（词元）", "pos_span": "热力图中的位置数",
         "pos_freq_plot": "波长",
-        "pos_extrapolation_note": "超过 L 之后，慢的维度对会转到模型从未见过的角度。把上下文扩展 s 倍的三种做法：所有位置都插值、"
+        "pos_extrapolation_note": "超过 L 之后，慢的维度对会转到模型从未见过的角度。把上下文扩展 s 倍的三种做法：对所有位置插值、"
                                   "调大底数（NTK-aware），或按波长分别缩放（Llama 3.1）。",
         "pos_ext_train": "训练上下文 L", "pos_factor": "扩展倍数 s",
         "pos_low": "Llama 3.1 的 low_freq_factor", "pos_high": "Llama 3.1 的 high_freq_factor",
@@ -264,7 +264,7 @@ $$\langle f(q,m), f(k,n)\rangle = \mathrm{Re}\sum_i q^{(i)}\,\overline{k^{(i)}}\
 - **频率。** $\theta_0 = 1$ 弧度/词元，每 $2\pi \approx 6.3$ 个词元转一圈；最后一对 $\theta_{d/2-1} = \text{base}^{-(d-2)/d}$，每 $2\pi\cdot\text{base}^{(d-2)/d}$ 个词元才转一圈（$d = 128$ 时：底数 10,000 约 5.4 万，底数 500,000 约 260 万；比 $2\pi\cdot\text{base}$ 略小）。快的维度对区分相邻词元，慢的维度对负责远距离。“频率”页会按你的 d 和底数算出这个值。
 - **衰减。** 当 $q = k$ 时分数为 $\sum_i |q^{(i)}|^2\cos((m-n)\theta_i)$：不同周期的余弦在距离 0 处同相相加，距离增大后逐渐错开（RoFormer §3.4.3 给出了上界）。
 - **两种布局。** Meta 配对 $(2i, 2i+1)$。Hugging Face 配对 $(i, i+d/2)$，写成 $x\cos + \mathrm{rotate\_half}(x)\sin$，其中 $\mathrm{rotate\_half}(x_1, x_2) = (-x_2, x_1)$。只要把 $W_q$、$W_k$ 的行重排，分数就完全相同——HF 的转换脚本正是这样做的。
-- **超过训练长度 $L$。** 波长大于 $L$ 的维度对在训练中一圈都没转完；超过 $L$ 后会转到新的角度。位置插值（$m \to m/s$）：没有新角度，但相邻词元靠近了 $s$ 倍。NTK-aware（$\text{base}\cdot s^{d/(d-2)}$）：快的维度对不变，最慢的一对恰好慢 $s$ 倍。Llama 3.1：波长小于 $L/4$ 的不变，大于 $L$ 的除以 8，中间线性过渡。
+- **超过训练长度 $L$。** 波长大于 $L$ 的维度对在训练中一圈都没转完；超过 $L$ 后会转到新的角度。位置插值（$m \to m/s$）：不会出现新角度，但相邻位置之间的角度差缩小为原来的 $1/s$。NTK-aware（$\text{base}\cdot s^{d/(d-2)}$）：快的维度对不变，最慢的一对频率恰好降为原来的 $1/s$。Llama 3.1：波长小于 $L/4$ 的不变，大于 $L$ 的除以 8，中间线性过渡。
 - **正弦编码与 ALiBi。** Vaswani 等人把 $PE_{p,2i} = \sin(p/\text{base}^{2i/d})$、$PE_{p,2i+1} = \cos(p/\text{base}^{2i/d})$ 加到词元上：交叉项 $x\cdot p_n + p_m\cdot x$ 依赖 $m$ 和 $n$ 本身。ALiBi 给分数加上 $-\text{slope}_h\,|m-n|$，斜率为 $2^{-8/H}, 2^{-16/H}, \dots$
 """,
         # figures (viz.positions)
@@ -305,7 +305,7 @@ $$\langle f(q,m), f(k,n)\rangle = \mathrm{Re}\sum_i q^{(i)}\,\overline{k^{(i)}}\
         "pos_fig_m_rel": "分数只看差值：R(mθ)ᵀR(nθ) = R((n − m)θ)，这里 n − m = {o}",
         "pos_fig_m_scores": "在全部 {d} 个维度上：q<sub>m</sub>·k<sub>n</sub> = **{s}**（两者都旋转）与 qᵀR<sub>n−m</sub>k = **{r}**（只用偏移）",
         "pos_fig_t_method": "方法", "pos_fig_t_change": "改变了什么", "pos_fig_t_fast": "最快一对 θ′₀/θ₀",
-        "pos_fig_t_safe": "训练中见过所有角度的最远距离",
+        "pos_fig_t_safe": "所有角度都在训练中见过的最远距离",
         "pos_fig_c_original": "不变（底数 {b}）", "pos_fig_c_pi": "位置 m → m/s",
         "pos_fig_c_ntk": "底数 → 底数·s<sup>d/(d−2)</sup> = {b}",
         "pos_fig_c_llama3": "λ < L/{h} 保持不变，λ > L/{l} 除以 s，中间线性过渡",
@@ -335,7 +335,7 @@ $$\langle f(q,m), f(k,n)\rangle = \mathrm{Re}\sum_i q^{(i)}\,\overline{k^{(i)}}\
                    "即 Hugging Face 转换脚本的做法）+ rotate_half：**{hf}**",
         "pos_fig_slopes": "**斜率**（{h} 个头{rule}）：{list}",
         "pos_fig_rule_pow2": "，2 的幂：2^(−8k/{h})",
-        "pos_fig_rule_other": "：先取 {n} 个头的斜率，再隔一个取 {n2} 个头的斜率",
+        "pos_fig_rule_other": "：先取 {n} 个头的斜率，再从 {n2} 个头的斜率中每隔一个取一个",
         # messages (models.positions, models.positions_explore)
         "pos_err_odd": "{name} = {value} 是奇数：RoPE 按维度对旋转，所以 d 必须是偶数（2 到 {high}）",
         "pos_err_ntk_one_pair": "NTK-aware 缩放需要头维度 d ≥ 4：只有一对维度时 θ_0 = base^0 = 1，与底数无关",
@@ -374,7 +374,7 @@ $$\langle f(q,m), f(k,n)\rangle = \mathrm{Re}\sum_i q^{(i)}\,\overline{k^{(i)}}\
         "term_pos_scale": "缩放 scale",
         "term_pos_method": "方法",
         "term_pos_position": "位置 m",
-        "term_pos_heads": "头数",
+        "term_pos_heads": "注意力头数",
         "term_pos_view": "视图",
     },
 }

@@ -14,15 +14,15 @@ EXPLAIN_EN = r"""
 """
 
 EXPLAIN_ZH = r"""
-**注意力 logit 为什么会增长。** 一个注意力头的 logit 是 $q\cdot k/\sqrt{d}$，其中 $q=W_Q x$、$k=W_K x$，所以它最大可达 $\|q\|\,\|k\|/\sqrt d$。损失函数里没有任何东西阻止 $W_Q$、$W_K$ 变大：更尖锐的注意力往往能让损失略微下降，而 Adam 每一步让每个权重移动大约一个学习率，与梯度大小无关；因此在高学习率下 $\|W_Q\|\,\|W_K\|$ 以及 logit 一步步增长（左图，对数坐标）。超过一定大小后，softmax 把全部权重放在一个键上：该头的熵降到 0（中图，"熵坍缩"，Zhai 等 2023），梯度消失，损失不再下降甚至上升。
+**注意力 logit 为什么会增长。** 一个注意力头的 logit 是 $q\cdot k/\sqrt{d}$，其中 $q=W_Q x$、$k=W_K x$，所以它最大可达 $\|q\|\,\|k\|/\sqrt d$。损失函数里没有任何东西阻止 $W_Q$、$W_K$ 变大：更尖锐的注意力往往能让损失略微下降，而 Adam 每一步让每个权重移动大约一个学习率，与梯度大小无关；因此在高学习率下 $\|W_Q\|\,\|W_K\|$ 以及 logit 一步步增长（左图，对数坐标）。超过一定大小后，softmax 把全部权重放在一个键上：该头的熵降到 0（中图，“熵坍缩”，Zhai 等 2023），梯度消失，损失不再下降甚至上升。
 
-**QK-norm 解决什么。** 在点积之前对每个头的 $q$ 和 $k$ 做归一化（在 $d_\text{head}$ 上做 LayerNorm 或 RMSNorm，带可学习的增益 $g$；Dehghani 等 2023；OLMo 2、Qwen3）。于是 $\|\hat q\|\le \max|g_q|\sqrt{d}$，logit 的上界是 $\max|g_q|\max|g_k|\sqrt{d}$（再加上归一化的偏置）：它只能随这几个增益一起增长。测试在随机权重上检查了这个上界。
+**QK-norm 解决什么。** 在点积之前对每个头的 $q$ 和 $k$ 做归一化（在 $d_\text{head}$ 上做 LayerNorm 或 RMSNorm，带可学习的增益 $g$；Dehghani 等 2023；OLMo 2、Qwen3）。于是 $\|\hat q\|\le \max|g_q|\sqrt{d}$，logit 的上界是 $\max|g_q|\max|g_k|\sqrt{d}$（再加上归一化的偏置）：它最多只能和增益（寥寥几个数）增长得一样快。测试在随机权重上检查了这个上界。
 
 **z-loss 解决什么。** 所有 logit 同时平移时输出 softmax 不变，所以 $\log Z=\log\sum_i e^{z_i}$ 可以自由漂移；远离 0 时在 bfloat16 下会损失精度，甚至发散（Wortsman 等 § 3.2）。z-loss 加上 $c\cdot\operatorname{mean}(\log Z)^2$（PaLM 取 $c=10^{-4}$；ST-MoE 用在路由器上），把 $\log Z$ 拉回 0（右图）。它对注意力 logit 不起作用：那是 QK-norm 的事。
 
 **为什么要减去最大值。** 当 $x>\ln 65504\approx 11.09$ 时 $e^{x}$ 在 float16 中溢出（float32 和 bfloat16：$\approx 88.7$），求和溢出得更早。$\operatorname{softmax}(x)=\operatorname{softmax}(x-\max x)$，而每个 $e^{x-\max x}\le 1$，所以稳定形式永远不会溢出；PyTorch 的 `softmax` 已经替你这样做了。即便如此，大 logit 在低精度下仍然有害：bfloat16 中 1000 附近的舍入步长是 4。
 
-**论文的设置与这里的设置。** Wortsman 等（2023）在 C4 上训练 9 M 到 1.2 B 参数的 Pre-LN 解码器，训练 10⁵ 步，AdamW 加预热和余弦衰减，学习率 $3\cdot10^{-4}$ 到 $3\cdot10^{-1}$，bfloat16 混合精度；在高学习率下，注意力 logit 的增长让较大的模型训练失败，QK-layernorm 消除了这一问题。这里：2 层，$d=64$，4 个注意力头，在随附英文文本上的字符级模型，每步 8 个 32 字符的序列，200 步，float32，AdamW（β = 0.9、0.95，无权重衰减），前 10 % 线性预热，然后余弦衰减到 10 %，不做梯度裁剪。模型很小，只有学习率达到 0.03 以上时，logit 才会在几百步内增长；在 0.1 下（种子 0–2），加 QK-norm 的最终损失低 0.3–0.5 nats，不加时最大 logit 达到 10⁴（加上后：20–35）。没有混合精度，z-loss 所防止的失败不会出现：你看到的是 log Z 被拉回 0，而不是它阻止了一次发散。在 0.3 及以上，归一化的增益也会增长，差距缩小（种子 0 在 0.3 下：没有差距）；到 1 时所有变体都会失败。
+**论文的设置与这里的设置。** Wortsman 等（2023）在 C4 上训练 9 M 到 1.2 B 参数的 Pre-LN 解码器，训练 10⁵ 步，AdamW 加预热和余弦衰减，学习率 $3\cdot10^{-4}$ 到 $3\cdot10^{-1}$，bfloat16 混合精度；在高学习率下，注意力 logit 的增长让较大的模型训练失败，QK-layernorm 消除了这一问题。这里：2 层，$d=64$，4 个注意力头，在自带英文文本上训练的字符级模型，每步 8 个 32 字符的序列，200 步，float32，AdamW（β = 0.9、0.95，无权重衰减），前 10 % 线性预热，然后余弦衰减到 10 %，不做梯度裁剪。模型很小，只有学习率达到 0.03 以上时，logit 才会在几百步内增长；在 0.1 下（种子 0–2），加 QK-norm 的最终损失低 0.3–0.5 nats，不加时最大 logit 达到 10⁴（加上后：20–35）。没有混合精度，z-loss 所防止的失败不会出现：你看到的是 log Z 被拉回 0，而不是它阻止了一次发散。在 0.3 及以上，归一化的增益也会增长，差距缩小（种子 0 在 0.3 下：没有差距）；到 1 时所有变体都会失败。
 """
 
 STRINGS = {
@@ -112,7 +112,7 @@ STRINGS = {
         "stability_variant_plain": "不加修正", "stability_variant_qk_norm": "QK-norm",
         "stability_variant_z_loss": "z-loss", "stability_variant_both": "QK-norm + z-loss",
         "stability_final_loss": "最终损失（nats）", "stability_diverged": "发散",
-        "stability_final_title": "最终损失与学习率（每次 {steps} 步；✕ = 发散）",
+        "stability_final_title": "最终损失随学习率的变化（每次 {steps} 步；✕ = 发散）",
         "stability_lr": "峰值学习率（AdamW）",
         "stability_curves_title": "学习率 {lr}：训练中不断增长的量",
         "stability_panel_logit": "最大注意力 logit（每层）",
@@ -121,13 +121,13 @@ STRINGS = {
         "stability_layer": "第 {layer} 层", "stability_logit_axis": "max q·k/√d（对数坐标）",
         "stability_nats": "nats", "stability_step": "步",
         "stability_summary": "**学习率 {lr}：** 不加 QK-norm 的最终损失为 {plain}，加上后为 {qk}；最大注意力 logit "
-                             "为 {logit_plain} 对 {logit_qk}。不加 z-loss 时 log Z 最后为 {z_plain}，加上后为 {z_loss}。",
+                             "分别为 {logit_plain} 和 {logit_qk}。不加 z-loss 时 log Z 最后为 {z_plain}，加上后为 {z_loss}。",
         "stability_run": "学习率 {lr} 下的「{variant}」",
         "stability_status": "第 {i} / {n} 个学习率（{lr}）· 第 {step} / {steps} 步",
         "stability_heading": "### 4 · 训练稳定性：QK-norm 与 z-loss",
         "stability_intro": "大模型有两种已知的发散方式：注意力 logit 不断增长，直到 softmax 把全部权重放在一个键上；"
-                           "输出 logit 不断漂移。Wortsman 等（2023）在几分钟就能训练完的小模型上复现了这两种现象。"
-                           "在这里复现：每个学习率训练四个小模型（不加修正、QK-norm、z-loss、两者都加），"
+                           "输出 logit 不断漂移。Wortsman 等（2023）在几分钟就能训练完的小模型上展示了这两种现象。"
+                           "这里复现这一实验：每个学习率训练四个小模型（不加修正、QK-norm、z-loss、两者都加），"
                            "从相同的权重出发、使用相同的批次。",
         "stability_overflow_heading": "**Softmax 溢出**：为什么大 logit 会让半精度下的朴素 softmax 失效",
         "stability_scale": "最大 logit",
@@ -138,7 +138,7 @@ STRINGS = {
         "stability_seed": "随机种子（权重和批次）",
         "stability_run_button": "开始扫描", "stability_stop": "停止",
         "stability_overflow_plot": "float32、bfloat16、float16 下的 softmax",
-        "stability_final_plot": "最终损失与学习率",
+        "stability_final_plot": "最终损失随学习率的变化",
         "stability_curves_plot": "注意力 logit、熵和 log Z 随步数的变化",
         "stability_status_label": "进度",
         "stability_wait_sweep": "点击“开始扫描”：每个学习率训练 4 个模型，结果流式显示在这里",

@@ -227,7 +227,7 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
     },
     "zh-CN": {
         "tab_tensors": "张量",
-        "tensors_intro": "张量就是一段内存，按形状、步长和偏移去读；它的计算量用 FLOPs 计数，并与硬件的能力相比较。",
+        "tensors_intro": "张量就是一段内存，按形状、步长和偏移去读；它的计算开销按 FLOPs 计数，再与硬件的能力对照。",
         "tensors_sub_layout": "布局：存储、步长、视图",
         "tensors_sub_formats": "数值格式",
         "tensors_sub_compute": "矩阵乘法速度与 MFU",
@@ -253,7 +253,7 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "tensors_fig_cell_hover": "位置 {position}<br>值 {value}<br>视图把它读作第 {reads} 个元素",
         "tensors_fig_bar_shared": "读取次序（原张量的存储）",
         "tensors_fig_bar_copy": "读取次序（新的存储）",
-        "tensors_fig_written": "通过这个视图写入，落在这里",
+        "tensors_fig_written": "通过这个视图写入的值落在这里",
         "tensors_fig_refused": "✗ PyTorch 拒绝了：见下表",
         "tensors_fig_view_title": "第 {step} 步：{op} · 形状 {shape}，步长 {stride}，偏移 {offset}",
         "tensors_fig_view_hover": "索引 {index}<br>值 {value}<br>存储位置 {position}",
@@ -264,13 +264,13 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "tensors_col_write": "在 [0, …, 0] 处写入",
         "tensors_yes": "是", "tensors_no": "否",
         "tensors_same_storage": "原张量的存储",
-        "tensors_new_storage": "拷贝：{n} 个元素的新存储",
-        "tensors_copy_storage": "第 {step} 步拷贝出的存储",
+        "tensors_new_storage": "复制：{n} 个元素的新存储",
+        "tensors_copy_storage": "第 {step} 步复制出的存储",
         "tensors_write_shows": "出现在原张量中（位置 {position}），在视图中出现 {n} 次",
         "tensors_write_hidden": "不会影响原张量",
         "tensors_refused": "被拒绝。",
-        "tensors_why_view": "view 从不拷贝：它必须用新的步长读同一块内存，而这些元素（步长 {stride}）的排列方式"
-                            "不符合新形状的读取顺序。请用 reshape（必要时拷贝）或先调用 contiguous()。",
+        "tensors_why_view": "view 从不复制：它必须用新的步长读同一块内存，而这些元素（步长 {stride}）的排列方式"
+                            "不符合新形状的读取顺序。请用 reshape（必要时复制）或先调用 contiguous()。",
         "tensors_why_numel": "尺寸 {sizes} 相乘得 {product}，但张量有 {numel} 个元素",
         "tensors_why_no_fit": "{sizes} 中的 -1 无解：{numel} 个元素不是 {known} 的倍数",
         "tensors_why_infer": "只能有一个尺寸为 -1（自动推断）",
@@ -280,10 +280,10 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "tensors_why_flatten": "flatten({start}, {end})：起始维度不能在结束维度之后",
         "tensors_why_t": "t() 只转置至多 2 维的张量；这个有 {n} 维：请用 transpose(i, j)",
         "tensors_why_expand_dims": "expand 的尺寸个数不能少于维度数：{n} 维张量只给了 {got} 个",
-        "tensors_why_expand": "expand 只能拉伸大小为 1 的维度（其步长变为 0，不拷贝）；维度 {dim} 的大小是 {size}，"
+        "tensors_why_expand": "expand 只能拉伸大小为 1 的维度（其步长变为 0，不复制）；维度 {dim} 的大小是 {size}，"
                               "不是 1，不能变成 {want}",
         "tensors_why_too_many_indices": "{n} 维张量给了 {got} 个索引",
-        "tensors_why_step": "PyTorch 的切片步长必须 ≥ 1（没有 NumPy 的负步长：不允许负的 stride）",
+        "tensors_why_step": "PyTorch 切片的间隔（step）必须 ≥ 1（这里没有 NumPy 那样的负间隔：不允许负步长）",
         "tensors_why_ellipsis": "一个索引里最多只能有一个 ...",
         "tensors_why_index": "索引 {index} 超出了维度 {dim} 的范围（大小 {size}）",
         "tensors_why_limit": "结果的形状会是 {shape}：本页只画最多 {dims} 维、{max} 个元素的张量"
@@ -310,11 +310,11 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
 
 **视图共享内存。** `view`、`transpose`、`permute`、切片、`expand`、`unsqueeze` 和 `t` 只计算新的形状、步长和偏移：没有任何数值被移动，通过视图写入会出现在原张量中（条带上的红色 ×）。`transpose(1, 2)` 交换两个步长；此后元素不再按内存顺序读取，`is_contiguous()` 为 False。
 
-**view、reshape 与 contiguous。** `view` 从不拷贝：只有新形状能用某组步长从同一块内存读出时才可行。transpose 之后往往不行，PyTorch 会拒绝（"view size is not compatible with input tensor's size and stride"）。`reshape` 能 view 时就是 view，否则拷贝；`contiguous()` 按行优先顺序拷贝到新的存储（橙色条带），之后 `view` 又能用了。这正是每个注意力层末尾那行 `y.transpose(1, 2).contiguous().view(B, T, C)`。
+**view、reshape 与 contiguous。** `view` 从不复制：只有新形状能用某组步长从同一块内存读出时才可行。transpose 之后往往不行，PyTorch 会拒绝（"view size is not compatible with input tensor's size and stride"）。`reshape` 能用 `view` 时就是 `view`，否则复制；`contiguous()` 按行优先顺序复制到新的存储（橙色条带），之后 `view` 又能用了。这正是每个注意力层末尾那行 `y.transpose(1, 2).contiguous().view(B, T, C)`。
 
-**多头拆分。** `x.view(B, T, H, d)` 只是把 C = H·d 重新标注（同一块内存），`.transpose(1, 2)` 得到 `[B, H, T, d]`，这样每个注意力头的 `T × d` 块可以批量相乘，一个字节也不用移动。
+**多头拆分。** `x.view(B, T, H, d)` 只是把 C 重新解读为 H·d（同一块内存），`.transpose(1, 2)` 得到 `[B, H, T, d]`，这样每个注意力头的 `T × d` 块可以批量相乘，一个字节也不用移动。
 
-**步长为 0。** `expand` 把大小为 1 的维度拉伸，方法是让它的步长为 0：扩展后的偏置每一行都读同样的 4 个数（写一次，每一行都变）。带步长的切片会放大步长：`[::2]` 使步长翻倍；列 `[:, 2]` 的步长为 C、偏移为 2。
+**步长为 0。** `expand` 把大小为 1 的维度拉伸，方法是让它的步长为 0：扩展后的偏置每一行都读同样的 4 个数（写一次，每一行都变）。带间隔的切片会放大步长：`[::2]` 使步长翻倍；列 `[:, 2]` 的步长为 C、偏移为 2。
 
 计算方式：原张量是 `torch.arange(n, dtype=float32)`，所以每个值就是它在内存中的位置。每一步之后的形状、`stride()`、`storage_offset()` 和 `is_contiguous()` 都来自 PyTorch；被读取的格子是把位置 $0 \dots n-1$ 用视图自己的尺寸、步长和偏移经 `torch.as_strided` 读出的；是否共享看 `untyped_storage().data_ptr()`；写入是在 `[0, …, 0]` 处真实写入 −1，之后再恢复。每一步先在 meta 设备上运行，因此超出限制的结果不会分配任何内存。
 """,
@@ -334,11 +334,11 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "numfmt_exact": "精确", "numfmt_rounded": "舍入", "numfmt_overflow": "溢出 → inf/NaN",
         "numfmt_saturated": "饱和到最大值", "numfmt_underflow": "下溢 → 0",
         "tensors_formats_explain": r"""
-**位。** 浮点数 = 符号 × $2^{e}$ × 1.m（e 为指数，m 为尾数）。指数位决定范围，尾数位决定精度：上面的每次转换都是一个真实的该 dtype 的 torch 张量，逐位读出。
+**位。** 浮点数 = 符号 × $2^{e}$ × 1.m（e 为指数，m 为尾数）。指数位决定范围，尾数位决定精度：上面每次转换得到的都是该 dtype 的真实 torch 张量，再逐位读出。
 
 **fp16** 只有 5 个指数位，最大值为 65,504，大的激活或梯度会溢出为 inf（因此需要损失缩放）。**bf16** 保留 fp32 的 8 个指数位（范围到 3·10³⁸），代价是只有 7 个尾数位（约 2–3 位十进制有效数字）：相对舍入误差最高 $2^{-8}$。**fp8 E4M3**（最大 448，没有 inf：溢出得到 NaN，或在缩放时饱和）用于权重和激活；**E5M2**（最大 57,344）用于梯度。**int8** 舍入到整数，并在 127 处饱和。
 
-**舍入误差图。** 每条线是某个格式在各个数量级上的最大相对误差：在正规数范围内是单位舍入 $2^{-(m+1)}$（m 为尾数位数）；更小的数是次正规数，有效位减少；曲线中断之处格式上溢或下溢为零。
+**舍入误差图。** 每条线是某个格式在各个数量级上的最大相对误差：在正规数范围内是单位舍入 $2^{-(m+1)}$（m 为尾数位数）；更小的数是次正规数，有效位减少；曲线中断之处，该格式上溢，或下溢为零。
 """,
         "compute_kind": "扫描方式",
         "compute_kind_square": "方阵乘法 n×n · n×n",
@@ -356,7 +356,7 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "compute_fig_flops": "实测 {unit}",
         "compute_fig_peak": "{dtype} 峰值 {value}（{source}）",
         "compute_fig_measured_peak": "{dtype} 实测最佳 {value}（实测值，不是规格表数据）",
-        "compute_fig_roof": "内存屋顶：强度 × {bandwidth} TB/s",
+        "compute_fig_roof": "内存带宽上限：强度 × {bandwidth} TB/s",
         "compute_fig_point_hover": "{dtype} m={m} n={n} k={k}<br>{flops}，用时 {ms} ms<br>{rate}<br>{intensity} FLOP/字节",
         "compute_fig_waiting": "点击“运行扫描”：真实的矩阵乘法，每个尺寸和数据类型一个点，测完即画。",
         "compute_peak_known": "检测到 **{device}**：峰值来自表格（{name}，{source}；稠密，不含稀疏）。",
@@ -364,7 +364,7 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
                                 "FLOP/s 按实测显示。",
         "compute_peak_cpu": "检测到 **{device}**（{threads} 个线程）：CPU 在这里没有峰值；这条线是本次扫描测得的最佳值，"
                             "**是实测值，不是规格表数据**。",
-        "compute_row": "- **{dtype}**：在尺寸 {size} 达到 {best}{share}；最小尺寸只有 {small}",
+        "compute_row": "- **{dtype}**：在尺寸 {size} 达到 {best}{share}；最小尺寸时为 {small}",
         "compute_row_share": "（峰值的 {percent}）",
         "compute_skip_time": "{dtype}：从尺寸 {size} 起跳过，这里一次矩阵乘法约需 {seconds} 秒",
         "compute_skip_memory": "跳过尺寸 {size}：操作数需要 {gib} GiB，超过空闲显存的四分之一",
@@ -376,7 +376,7 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "term_compute_dtype": "数据类型",
         "term_compute_kind": "扫描方式",
         "term_compute_gpu": "GPU",
-        "mfu_heading": "### 训练一步的 MFU：真实训练那个统一的 Transformer",
+        "mfu_heading": "### 训练一步的 MFU：真实训练本应用的 Transformer",
         "mfu_layers": "层数", "mfu_heads": "注意力头数", "mfu_d_model": "d_model",
         "mfu_seq_len": "序列长度 T", "mfu_batch": "批大小 B", "mfu_steps": "计时的步数",
         "mfu_run": "训练并测量",
@@ -397,7 +397,7 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
                       "的计数公式；上面的计数器为它传入了 PyTorch 自己的 SDPA 公式（custom_mapping）",
         "mfu_params": "模型共有 {total} 个参数，其中 {matmul} 个参与矩阵乘法。嵌入查表、归一化、softmax、RoPE、"
                       "激活函数和优化器都不是矩阵乘法，不计入。",
-        "mfu_result": "中位步：**{ms} ms**（{dtype}）→ 实测 **{rate}** → **MFU {mfu}**，对比 {peak}。",
+        "mfu_result": "每步用时中位数：**{ms} ms**（{dtype}）→ 实测 **{rate}** → **MFU {mfu}**（相对于 {peak}）。",
         "mfu_peak_sheet": "{dtype} 稠密峰值 {value}（{source}）",
         "mfu_peak_measured": "{value}，即刚刚在这台 CPU 上测得的最佳 fp32 矩阵乘法（{threads} 个线程）："
                              "是实测值，不是规格表数据",

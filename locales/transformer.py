@@ -37,9 +37,9 @@ STRINGS = {
         "transformer_err_context": "已缓存 {cached} 个词元加上 {new} 个新词元，超出了模型 {context} 个词元的上下文",
         "transformer_err_hf_config": "Hugging Face 配置必须是一个字典（config.json 的内容）",
         "transformer_err_hf_missing": "权重缺少 {names}",
-        "transformer_err_hf_missing_more": "权重缺少 {names} 等，另有 {more} 个",
+        "transformer_err_hf_missing_more": "权重缺少 {names}，以及另外 {more} 个",
         "transformer_err_hf_unexpected": "权重中有本模型没有的张量：{names}",
-        "transformer_err_hf_unexpected_more": "权重中有本模型没有的张量：{names} 等，另有 {more} 个",
+        "transformer_err_hf_unexpected_more": "权重中有本模型没有的张量：{names}，以及另外 {more} 个",
         "transformer_err_hf_shape": "权重 {name} 的形状是 {shape}；该配置需要 {expected}",
     },
 }

@@ -40,7 +40,7 @@ def test_a_refused_view_comes_back_as_data_in_the_pages_language(client, zh):
     assert "view size is not compatible with input tensor's size and stride" in table      # PyTorch's words
     assert "view never copies" in table and "| 4 | `view(2, 3, 8)` | [2, 3, 8] | [24, 8, 1] | 0 | yes |" in table
     table_zh = zh.predict(shape="2, 2, 3, 4", ops=ops, api_name="/tensor_layout")[2]
-    assert "view 从不拷贝" in table_zh and "view size is not compatible" in table_zh
+    assert "view 从不复制" in table_zh and "view size is not compatible" in table_zh
 
 
 @pytest.mark.parametrize("shape,ops,english,chinese", [
