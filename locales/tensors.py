@@ -414,7 +414,7 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "compute_gpu": "GPU 型号",
         "compute_mfu": "MFU（%）",
         "compute_estimate_text": "训练需要 **{flops}**：6·N·D = 6 · {n} 个参数 · {d} 个词元。用 {gpus} 张 {gpu}"
-                                 "（每张稠密 {dtype} 峰值 {peak}），MFU 为 {mfu} 时整个集群每秒完成 {rate}："
+                                 "（每张稠密 {dtype} 峰值 {peak}），MFU 为 {mfu} 时整个集群的实际算力为 {rate}："
                                  "**{days} 天**（{gpu_hours} GPU 小时）。",
         "term_compute_params": "参数量",
         "term_compute_tokens": "词元数",
