@@ -92,7 +92,7 @@ def test_merge_strings_rejects_untranslated_and_duplicate_keys():
 def test_every_tab_module_is_in_the_app():
     """Every component module is a tab of ``app.TABS``, a sub-tab in a tab's ``SUBTABS``, a section in its
     ``SECTIONS``, or shared."""
-    shared = {"common", "i18n", "share", "widgets", "wiring", "worker"}
+    shared = {"common", "i18n", "share", "widgets", "toasts", "wiring", "worker"}
     tab_modules = {m.name for m in pkgutil.iter_modules(components.__path__)} - shared
     tabs = [module for _, _, module in app.TABS]
     views = [view for module in tabs for _, _, view in getattr(module, "SUBTABS", ())]
