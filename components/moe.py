@@ -1,12 +1,16 @@
 """The FFN & Mixture-of-Experts tab: activations and FFN sizing, routing and load, a live training run."""
 from __future__ import annotations
 
+import functools
 import time
+from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, as_int, as_number, device_line, explain, low_priority, user_errors
+from components.common import HEAVY, as_int, as_number, device_line, explain, low_priority
 from components.i18n import lang_of, t
+from components.norms_stability import join_draws
+from components.wiring import event
 from models.limits import (FFN_ACTIVATIONS, FFN_GATED, FFN_MAX_D_MODEL, FFN_MAX_X, MOE_EXPERT_KINDS,
                            MOE_MAX_CHARS, MOE_MAX_D_HIDDEN, MOE_MAX_D_MODEL, MOE_MAX_EXPERTS, MOE_MAX_LOGIT_SCALE,
                            MOE_MAX_SHARED, MOE_MAX_TOKENS, MOE_MAX_TOP_K, MOE_TRAIN_MAX_AUX, MOE_TRAIN_MAX_EXPERTS,
@@ -16,6 +20,13 @@ DEFAULT_TEXT = "The cat sat on the mat, and the dog sat on the log.\n天气晴�
 MULTIPLES = (1, 8, 64, 128, 256, 1024, 4096)           # Llama-2 uses 256; Llama-3 1024; Llama-2-70B 4096
 SOURCES = ("text", "random")
 TRAIN_MAX_TOP_K = 4
+DEFAULT_ACTIVATIONS = ("relu", "gelu", "silu", "swiglu")
+# What each view's endpoint returns, by the names of its output widgets.
+ACTIVATION_OUTPUTS = ("act_plot", "gated_plot", "device")
+SIZE_OUTPUTS = ("sizes_plot", "sizes_md")
+ROUTE_OUTPUTS = ("route_plot", "flow_plot", "loss_plot", "summary", "device")
+TRAIN_PLOTS = ("load_plot", "curves_plot", "chars_plot")
+TRAIN_OUTPUTS = ("status", *TRAIN_PLOTS, "device")
 STREAM_INTERVAL_S = 0.4            # the training view redraws at most this often (and at the end)
 
 STRINGS = {
@@ -157,14 +168,14 @@ STRINGS = {
 # --------------------------------------------------------------------------- FFN view
 
 
-@user_errors
-def ffn_activations(request: gr.Request, activations, x_min, x_max, gated):
+def ffn_activations(activations: list[str] = DEFAULT_ACTIVATIONS, x_min: float = -4.0, x_max: float = 4.0,
+                    gated: str = "swiglu", request: gr.Request = None) -> dict:
     """The ``/ffn_activations`` endpoint: curves and derivatives, the gated unit's plane, the device line."""
     from models.ffn import activation_curves, gated_surface
     from viz.moe import activation_figure, gated_figure
 
     lang = lang_of(request)
-    if not isinstance(activations, list) or not activations:
+    if not isinstance(activations, (list, tuple)) or not activations:
         raise ValueError(f"choose at least one activation from {', '.join(FFN_ACTIVATIONS)}")
     lo, hi = as_number("x from", x_min), as_number("x to", x_max)
     curves = activation_curves([str(a) for a in activations], lo, hi)
@@ -172,12 +183,11 @@ def ffn_activations(request: gr.Request, activations, x_min, x_max, gated):
     grid, z = gated_surface(str(gated), limit)
     values = {n: v.tolist() for n, v in curves.values.items()}
     derivs = {n: v.tolist() for n, v in curves.derivatives.items()}
-    return (activation_figure(curves.x.tolist(), values, derivs, lang), gated_figure(gated, grid.tolist(), z.tolist(), lang),
-            str(curves.timing))
+    return {"act_plot": activation_figure(curves.x.tolist(), values, derivs, lang),
+            "gated_plot": gated_figure(gated, grid.tolist(), z.tolist(), lang), "device": str(curves.timing)}
 
 
-@user_errors
-def ffn_sizes(request: gr.Request, d_model, multiple_of):
+def ffn_sizes(d_model: int = 4096, multiple_of: int = 256, request: gr.Request = None) -> dict:
     """The ``/ffn_sizes`` endpoint: dense 4d GELU FFN vs SwiGLU at 8/3·d, counted from built modules."""
     from models.ffn import compare_ffn_sizes
     from viz.moe import ffn_sizes_figure
@@ -187,7 +197,7 @@ def ffn_sizes(request: gr.Request, d_model, multiple_of):
                           as_int("multiple_of", multiple_of, low=1, high=max(MULTIPLES)))
     fig = ffn_sizes_figure(s.d_model, s.multiple_of, s.dense, s.swiglu, s.dense_hidden, s.exact_hidden,
                            s.swiglu_hidden, lang)
-    return fig, _sizes_markdown(s, lang)
+    return {"sizes_plot": fig, "sizes_md": _sizes_markdown(s, lang)}
 
 
 def _sizes_markdown(s, lang: str) -> str:
@@ -209,9 +219,10 @@ def _capacity(use: bool, factor) -> float | None:
     return as_number("capacity factor", factor) if use else None
 
 
-@user_errors
-def moe_route(request: gr.Request, source, text, n_random, seed, experts, top_k, d_model, d_hidden, expert_kind,
-              use_capacity, capacity, shared, sharpness, skew):
+def moe_route(source: str = "text", text: str = DEFAULT_TEXT, n_random: int = 64, seed: int = 0, experts: int = 8,
+              top_k: int = 2, d_model: int = 32, d_hidden: int = 64, expert_kind: str = "swiglu",
+              use_capacity: bool = False, capacity: float = 1.0, shared: int = 0, sharpness: float = 1.0,
+              skew: float = 0.0, request: gr.Request = None) -> dict:
     """The ``/moe_route`` endpoint: routing heatmap and load, dropped assignments, losses and counts."""
     from models.moe_explore import RouteSpec, explore_routing, split_tokens
     from viz.moe import flow_figure, loss_figure, routing_figure
@@ -234,10 +245,11 @@ def moe_route(request: gr.Request, source, text, n_random, seed, experts, top_k,
     kept, idx = ex.kept.tolist(), ex.topk_idx.tolist()
     load, kept_load = ex.load.tolist(), ex.kept_load.tolist()
     counts = {"total": ex.counts.total, "active": ex.counts.active, "dense": ex.counts.dense}
-    return (routing_figure(ex.labels, ex.probs.tolist(), idx, kept, load, kept_load, ex.capacity, spec.num_shared, lang),
-            flow_figure(idx, kept, ex.routed_norm.tolist(), spec.num_experts, lang),
-            loss_figure(ex.aux_loss, ex.z_loss, spec.num_experts, spec.top_k, counts, lang),
-            _route_markdown(ex, spec, lang), str(ex.timing))
+    return {"route_plot": routing_figure(ex.labels, ex.probs.tolist(), idx, kept, load, kept_load, ex.capacity,
+                                         spec.num_shared, lang),
+            "flow_plot": flow_figure(idx, kept, ex.routed_norm.tolist(), spec.num_experts, lang),
+            "loss_plot": loss_figure(ex.aux_loss, ex.z_loss, spec.num_experts, spec.top_k, counts, lang),
+            "summary": _route_markdown(ex, spec, lang), "device": str(ex.timing)}
 
 
 def _route_markdown(ex, spec, lang: str) -> str:
@@ -257,8 +269,9 @@ def _route_markdown(ex, spec, lang: str) -> str:
 # --------------------------------------------------------------------------- training view
 
 
-@user_errors
-def moe_train(request: gr.Request, experts, top_k, aux_coef, z_coef, use_capacity, capacity, steps, seed, compare):
+def moe_train(experts: int = 8, top_k: int = 1, aux_coef: float = 0.05, z_coef: float = 0.0, use_capacity: bool = False,
+              capacity: float = 1.25, steps: int = 150, seed: int = 0, compare: bool = True,
+              request: gr.Request = None):
     """The ``/moe_train`` endpoint (streams): status, load heatmaps, curves, the final expert-character map, device."""
     from models.moe_train import MoETrainConfig, train_moe
     from viz.moe import expert_chars_figure, train_curves_figure, train_load_figure
@@ -278,10 +291,10 @@ def moe_train(request: gr.Request, experts, top_k, aux_coef, z_coef, use_capacit
         shown = time.monotonic()
         curves = {name: {"cv": h.cv, "aux": h.aux, "task": h.task} for name, h in p.runs.items()}
         chars = (expert_chars_figure(list(p.vocab), p.expert_chars, cfg.aux_coef, lang) if p.expert_chars else None)
-        yield (_train_markdown(p, lang),
-               train_load_figure({n: h.load for n, h in p.runs.items()}, cfg.aux_coef, cfg.steps, lang),
-               train_curves_figure(curves, cfg.aux_coef, cfg.num_experts, cfg.top_k, cfg.steps, lang),
-               chars, str(p.timing))
+        yield {"status": _train_markdown(p, lang),
+               "load_plot": train_load_figure({n: h.load for n, h in p.runs.items()}, cfg.aux_coef, cfg.steps, lang),
+               "curves_plot": train_curves_figure(curves, cfg.aux_coef, cfg.num_experts, cfg.top_k, cfg.steps, lang),
+               "chars_plot": chars, "device": str(p.timing)}
 
 
 def _train_markdown(p, lang: str) -> str:
@@ -303,12 +316,10 @@ def _train_markdown(p, lang: str) -> str:
 # --------------------------------------------------------------------------- layout
 
 
-def first_draw(request: gr.Request, *args):
-    """On page load: the FFN view (activations, sizes), the routing view, and the training figures saying
-    how to fill them."""
+def train_waiting(request: gr.Request = None) -> dict:
+    """The training view's figures before the first run, saying how to fill them."""
     from viz.moe import waiting_figures
-    return (*ffn_activations(request, *args[:4]), *ffn_sizes(request, *args[4:6]), *moe_route(request, *args[6:]),
-            *waiting_figures(lang_of(request)))
+    return dict(zip(TRAIN_PLOTS, waiting_figures(lang_of(request))))
 
 
 def _slider(low, high, value, step, elem_id, label: str | None = None):
@@ -317,116 +328,118 @@ def _slider(low, high, value, step, elem_id, label: str | None = None):
 
 
 def build() -> dict:
-    """Lay out the tab's three views, wire their events, return the first-draw event."""
+    """Lay out the tab's three views, wire their events, return the first-draw event: the FFN view,
+    the routing view, and the training figures saying how to fill them."""
     gr.Markdown(t("moe_intro"))
     with gr.Tabs():
         with gr.Tab(t("moe_sub_ffn"), id="moe_ffn"):
-            ffn_in, ffn_out, size_in, size_out = _ffn_view()
+            ffn = _ffn_view()
         with gr.Tab(t("moe_sub_route"), id="moe_route"):
-            route_in, route_out = _route_view()
+            route = _route_view()
         with gr.Tab(t("moe_sub_train"), id="moe_train"):
-            train_plots = _train_view()
-    return dict(fn=first_draw, inputs=[*ffn_in, *size_in, *route_in],
-                outputs=[*ffn_out, *size_out, *route_out, *train_plots], show_progress="hidden")
+            train = _train_view()
+    draws = [event(ffn_activations, ffn, ACTIVATION_OUTPUTS), event(ffn_sizes, ffn, SIZE_OUTPUTS),
+             event(moe_route, route, ROUTE_OUTPUTS), event(train_waiting, train, TRAIN_PLOTS)]
+    return {**functools.reduce(join_draws, draws), "show_progress": "hidden"}
 
 
-def _ffn_view():
+def _ffn_view() -> SimpleNamespace:
+    ui = SimpleNamespace()
     with gr.Row():
         with gr.Column(scale=1, min_width=280):
-            acts = gr.CheckboxGroup([(t(f"moe_act_{a}"), a) for a in FFN_ACTIVATIONS],
-                                    value=["relu", "gelu", "silu", "swiglu"], label=t("moe_activations"),
-                                    elem_id="moe_activations")
+            ui.activations = gr.CheckboxGroup([(t(f"moe_act_{a}"), a) for a in FFN_ACTIVATIONS],
+                                              value=list(DEFAULT_ACTIVATIONS), label=t("moe_activations"),
+                                              elem_id="moe_activations")
             with gr.Row():
-                x_min = _slider(-FFN_MAX_X, FFN_MAX_X, -4, 0.5, "moe_x_min")
-                x_max = _slider(-FFN_MAX_X, FFN_MAX_X, 4, 0.5, "moe_x_max")
-            gated = gr.Radio([(t(f"moe_act_{g}"), g) for g in FFN_GATED], value="swiglu", label=t("moe_gated"),
-                             elem_id="moe_gated")
-            d_model = gr.Number(4096, precision=0, minimum=1, maximum=FFN_MAX_D_MODEL, label=t("moe_d_ffn"),
-                                elem_id="moe_d_ffn")
-            multiple = gr.Radio(list(MULTIPLES), value=256, label=t("moe_multiple"), info=t("moe_multiple_info"),
-                                elem_id="moe_multiple")
+                ui.x_min = _slider(-FFN_MAX_X, FFN_MAX_X, -4, 0.5, "moe_x_min")
+                ui.x_max = _slider(-FFN_MAX_X, FFN_MAX_X, 4, 0.5, "moe_x_max")
+            ui.gated = gr.Radio([(t(f"moe_act_{g}"), g) for g in FFN_GATED], value="swiglu", label=t("moe_gated"),
+                                elem_id="moe_gated")
+            ui.d_model = gr.Number(4096, precision=0, minimum=1, maximum=FFN_MAX_D_MODEL, label=t("moe_d_ffn"),
+                                   elem_id="moe_d_ffn")
+            ui.multiple_of = gr.Radio(list(MULTIPLES), value=256, label=t("moe_multiple"),
+                                      info=t("moe_multiple_info"), elem_id="moe_multiple")
         with gr.Column(scale=3):
-            act_plot = gr.Plot(label=t("moe_act_plot"), elem_id="moe_act_plot")
-            gated_plot = gr.Plot(label=t("moe_gated_plot"), elem_id="moe_gated_plot")
-            sizes_plot = gr.Plot(label=t("moe_sizes_plot"), elem_id="moe_sizes_plot")
-            sizes_md = gr.Markdown(elem_id="moe_sizes_md")
-            device = device_line()
+            ui.act_plot = gr.Plot(label=t("moe_act_plot"), elem_id="moe_act_plot")
+            ui.gated_plot = gr.Plot(label=t("moe_gated_plot"), elem_id="moe_gated_plot")
+            ui.sizes_plot = gr.Plot(label=t("moe_sizes_plot"), elem_id="moe_sizes_plot")
+            ui.sizes_md = gr.Markdown(elem_id="moe_sizes_md")
+            ui.device = device_line()
             explain("moe_ffn_explain")
-    ffn_in, ffn_out = [acts, x_min, x_max, gated], [act_plot, gated_plot, device]
-    gr.on([acts.input, x_min.input, x_max.input, gated.input], ffn_activations, ffn_in, ffn_out,
-          api_name="ffn_activations", show_progress="hidden", trigger_mode="always_last")
-    gr.on([d_model.submit, d_model.blur, multiple.input], ffn_sizes, [d_model, multiple], [sizes_plot, sizes_md],
-          api_name="ffn_sizes", show_progress="hidden")
-    return ffn_in, ffn_out, [d_model, multiple], [sizes_plot, sizes_md]
+    gr.on([ui.activations.input, ui.x_min.input, ui.x_max.input, ui.gated.input], api_name="ffn_activations",
+          show_progress="hidden", trigger_mode="always_last", **event(ffn_activations, ui, ACTIVATION_OUTPUTS))
+    gr.on([ui.d_model.submit, ui.d_model.blur, ui.multiple_of.input], api_name="ffn_sizes", show_progress="hidden",
+          **event(ffn_sizes, ui, SIZE_OUTPUTS))
+    return ui
 
 
-def _route_view():
+def _route_view() -> SimpleNamespace:
+    ui = SimpleNamespace()
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
-            source = gr.Radio([(t(f"moe_source_{s}"), s) for s in SOURCES], value="text", label=t("moe_source"),
-                              elem_id="moe_source")
-            text = gr.Textbox(DEFAULT_TEXT, lines=3, max_lines=8, label=t("moe_text"), elem_id="moe_text",
-                              max_length=MOE_MAX_CHARS)
+            ui.source = gr.Radio([(t(f"moe_source_{s}"), s) for s in SOURCES], value="text", label=t("moe_source"),
+                                 elem_id="moe_source")
+            ui.text = gr.Textbox(DEFAULT_TEXT, lines=3, max_lines=8, label=t("moe_text"), elem_id="moe_text",
+                                 max_length=MOE_MAX_CHARS)
             with gr.Row():
-                n_random = _slider(1, MOE_MAX_TOKENS, 64, 1, "moe_n_random")
-                seed = gr.Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("moe_seed"), elem_id="moe_seed")
+                ui.n_random = _slider(1, MOE_MAX_TOKENS, 64, 1, "moe_n_random")
+                ui.seed = gr.Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("moe_seed"),
+                                    elem_id="moe_seed")
             with gr.Row():
-                experts = _slider(2, MOE_MAX_EXPERTS, 8, 1, "moe_experts")
-                top_k = _slider(1, MOE_MAX_TOP_K, 2, 1, "moe_top_k")
+                ui.experts = _slider(2, MOE_MAX_EXPERTS, 8, 1, "moe_experts")
+                ui.top_k = _slider(1, MOE_MAX_TOP_K, 2, 1, "moe_top_k")
             with gr.Row():
-                d_model = _slider(1, MOE_MAX_D_MODEL, 32, 1, "moe_d_model")
-                d_hidden = _slider(1, MOE_MAX_D_HIDDEN, 64, 1, "moe_d_hidden")
-            kind = gr.Radio([(t(f"moe_kind_{k}"), k) for k in MOE_EXPERT_KINDS], value="swiglu",
-                            label=t("moe_expert_kind"), elem_id="moe_expert_kind")
-            use_capacity = gr.Checkbox(False, label=t("moe_use_capacity"), elem_id="moe_use_capacity")
-            capacity = _slider(0, 4, 1.0, 0.05, "moe_capacity")
-            shared = _slider(0, MOE_MAX_SHARED, 0, 1, "moe_shared")
-            sharpness = _slider(0, MOE_MAX_LOGIT_SCALE, 1.0, 0.1, "moe_sharpness")
-            skew = _slider(0, 10, 0.0, 0.1, "moe_skew")
+                ui.d_model = _slider(1, MOE_MAX_D_MODEL, 32, 1, "moe_d_model")
+                ui.d_hidden = _slider(1, MOE_MAX_D_HIDDEN, 64, 1, "moe_d_hidden")
+            ui.expert_kind = gr.Radio([(t(f"moe_kind_{k}"), k) for k in MOE_EXPERT_KINDS], value="swiglu",
+                                      label=t("moe_expert_kind"), elem_id="moe_expert_kind")
+            ui.use_capacity = gr.Checkbox(False, label=t("moe_use_capacity"), elem_id="moe_use_capacity")
+            ui.capacity = _slider(0, 4, 1.0, 0.05, "moe_capacity")
+            ui.shared = _slider(0, MOE_MAX_SHARED, 0, 1, "moe_shared")
+            ui.sharpness = _slider(0, MOE_MAX_LOGIT_SCALE, 1.0, 0.1, "moe_sharpness")
+            ui.skew = _slider(0, 10, 0.0, 0.1, "moe_skew")
         with gr.Column(scale=3):
-            route_plot = gr.Plot(label=t("moe_route_plot"), elem_id="moe_route_plot")
-            summary = gr.Markdown(elem_id="moe_route_md")
-            flow_plot = gr.Plot(label=t("moe_flow_plot"), elem_id="moe_flow_plot")
-            loss_plot = gr.Plot(label=t("moe_loss_plot"), elem_id="moe_loss_plot")
-            device = device_line()
+            ui.route_plot = gr.Plot(label=t("moe_route_plot"), elem_id="moe_route_plot")
+            ui.summary = gr.Markdown(elem_id="moe_route_md")
+            ui.flow_plot = gr.Plot(label=t("moe_flow_plot"), elem_id="moe_flow_plot")
+            ui.loss_plot = gr.Plot(label=t("moe_loss_plot"), elem_id="moe_loss_plot")
+            ui.device = device_line()
             explain("moe_route_explain")
-    inputs = [source, text, n_random, seed, experts, top_k, d_model, d_hidden, kind, use_capacity, capacity, shared,
-              sharpness, skew]
-    outputs = [route_plot, flow_plot, loss_plot, summary, device]
-    sliders = [n_random, experts, top_k, d_model, d_hidden, capacity, shared, sharpness, skew]
-    gr.on([source.input, text.submit, text.blur, seed.submit, seed.blur, kind.input, use_capacity.input,
-           *(s.input for s in sliders)], moe_route, inputs, outputs, api_name="moe_route", show_progress="hidden",
-          trigger_mode="always_last")
-    return inputs, outputs
+    sliders = [ui.n_random, ui.experts, ui.top_k, ui.d_model, ui.d_hidden, ui.capacity, ui.shared, ui.sharpness,
+               ui.skew]
+    gr.on([ui.source.input, ui.text.submit, ui.text.blur, ui.seed.submit, ui.seed.blur, ui.expert_kind.input,
+           ui.use_capacity.input, *(s.input for s in sliders)], api_name="moe_route", show_progress="hidden",
+          trigger_mode="always_last", **event(moe_route, ui, ROUTE_OUTPUTS))
+    return ui
 
 
-def _train_view():
+def _train_view() -> SimpleNamespace:
+    ui = SimpleNamespace()
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
-            aux = _slider(0, MOE_TRAIN_MAX_AUX, 0.05, 0.005, "moe_aux_coef")
-            z = _slider(0, MOE_TRAIN_MAX_Z, 0.0, 0.001, "moe_z_coef")
+            ui.aux_coef = _slider(0, MOE_TRAIN_MAX_AUX, 0.05, 0.005, "moe_aux_coef")
+            ui.z_coef = _slider(0, MOE_TRAIN_MAX_Z, 0.0, 0.001, "moe_z_coef")
             with gr.Row():
-                experts = _slider(2, MOE_TRAIN_MAX_EXPERTS, 8, 1, "moe_train_experts", "moe_experts")
-                top_k = _slider(1, TRAIN_MAX_TOP_K, 1, 1, "moe_train_top_k", "moe_top_k")
-            use_capacity = gr.Checkbox(False, label=t("moe_use_capacity"), elem_id="moe_train_use_capacity")
-            capacity = _slider(0, 4, 1.25, 0.05, "moe_train_capacity")
+                ui.experts = _slider(2, MOE_TRAIN_MAX_EXPERTS, 8, 1, "moe_train_experts", "moe_experts")
+                ui.top_k = _slider(1, TRAIN_MAX_TOP_K, 1, 1, "moe_train_top_k", "moe_top_k")
+            ui.use_capacity = gr.Checkbox(False, label=t("moe_use_capacity"), elem_id="moe_train_use_capacity")
+            ui.capacity = _slider(0, 4, 1.25, 0.05, "moe_train_capacity")
             with gr.Row():
-                steps = _slider(10, MOE_TRAIN_MAX_STEPS, 150, 10, "moe_steps")
-                seed = gr.Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("moe_train_seed"),
-                                 elem_id="moe_train_seed")
-            compare = gr.Checkbox(True, label=t("moe_compare"), elem_id="moe_compare")
+                ui.steps = _slider(10, MOE_TRAIN_MAX_STEPS, 150, 10, "moe_steps")
+                ui.seed = gr.Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("moe_train_seed"),
+                                    elem_id="moe_train_seed")
+            ui.compare = gr.Checkbox(True, label=t("moe_compare"), elem_id="moe_compare")
             with gr.Row():
-                train = gr.Button(t("moe_train_button"), variant="primary", elem_id="moe_train_button")
-                stop = gr.Button(t("moe_stop"), variant="stop", elem_id="moe_stop")
+                ui.train = gr.Button(t("moe_train_button"), variant="primary", elem_id="moe_train_button")
+                ui.stop = gr.Button(t("moe_stop"), variant="stop", elem_id="moe_stop")
         with gr.Column(scale=3):
-            status = gr.Markdown(t("moe_train_status_idle"), elem_id="moe_train_status")
-            load_plot = gr.Plot(label=t("moe_train_load_plot"), elem_id="moe_train_load")
-            curves_plot = gr.Plot(label=t("moe_train_curves_plot"), elem_id="moe_train_curves")
-            chars_plot = gr.Plot(label=t("moe_train_chars_plot"), elem_id="moe_train_chars")
-            device = device_line()
+            ui.status = gr.Markdown(t("moe_train_status_idle"), elem_id="moe_train_status")
+            ui.load_plot = gr.Plot(label=t("moe_train_load_plot"), elem_id="moe_train_load")
+            ui.curves_plot = gr.Plot(label=t("moe_train_curves_plot"), elem_id="moe_train_curves")
+            ui.chars_plot = gr.Plot(label=t("moe_train_chars_plot"), elem_id="moe_train_chars")
+            ui.device = device_line()
             explain("moe_train_explain")
-    event = train.click(moe_train, [experts, top_k, aux, z, use_capacity, capacity, steps, seed, compare],
-                        [status, load_plot, curves_plot, chars_plot, device], api_name="moe_train",
-                        show_progress="minimal", **HEAVY)
-    stop.click(None, None, None, cancels=[event], api_visibility="private")
-    return load_plot, curves_plot, chars_plot
+    run = ui.train.click(api_name="moe_train", show_progress="minimal", **HEAVY,
+                         **event(moe_train, ui, TRAIN_OUTPUTS))
+    ui.stop.click(None, None, None, cancels=[run], api_visibility="private")
+    return ui
