@@ -49,10 +49,12 @@ def test_instant_endpoints_answer_with_their_defaults_only(client):
     assert device.endswith("ms")
 
 
-def test_training_answers_with_its_defaults_only(client):
-    """The default run (150 steps with its twin) starts and streams; its first update is enough."""
+def test_training_answers_with_its_defaults_only(server_url):
+    """The default run (150 steps with its twin) starts and streams; its first update is enough.
+    A client of its own: the cancelled job must not reach the shared client's next call."""
     import time
-    job = client.submit(api_name="/moe_train")
+    own = Client(server_url, verbose=False, download_files=False, analytics_enabled=False)
+    job = own.submit(api_name="/moe_train")
     deadline = time.monotonic() + 120
     while not job.outputs() and time.monotonic() < deadline:
         time.sleep(0.2)
@@ -162,15 +164,19 @@ def test_figures_follow_the_browser_language(server_url):
                 headers={"accept-language": "zh-CN,zh;q=0.9"})
     routing, *_ = zh.predict(**ROUTE, api_name="/moe_route")
     assert "路由概率" in plot_json(routing)["layout"]["title"]["text"]
+    assert "第 1 选" in [t["name"] for t in traces(routing, "scatter")]
     _, text = zh.predict(d_model=4096, multiple_of=256, api_name="/ffn_sizes")
     assert "向上取整" in text
+    with pytest.raises(AppError, match="专家数 E = 0：必须是 2 到 64 之间的整数"):
+        zh.predict(**(ROUTE | dict(experts=0)), api_name="/moe_route")
 
 
 @pytest.mark.parametrize("changes,message", [
     (dict(top_k=8, experts=4), "top-k = 8 must be at most the number of experts, 4"),
-    (dict(experts=0), "less than minimum value 2"),                 # the slider's own bound, checked by Gradio
-    (dict(use_capacity=True, capacity=0.0), "capacity factor = 0.0 must be a number above 0"),
-    (dict(d_model=4096), "greater than maximum value 128"),
+    (dict(experts=0), "experts E = 0: must be a whole number from 2 to 64"),   # the handler checks the bounds
+    (dict(use_capacity=True, capacity=0.0), "capacity factor = 0: must be a number above 0"),
+    (dict(d_model=4096), "d_model = 4096: must be a whole number from 1 to 128"),
+    (dict(expert_kind="gelu"), "expert FFN = 'gelu': must be one of swiglu, relu"),
     (dict(text="w " * 300), "at most 256"),
     (dict(text=" "), "at least one word"),
 ])
@@ -181,7 +187,7 @@ def test_route_bad_input_gives_a_clear_message(client, changes, message):
 
 
 @pytest.mark.parametrize("changes,message", [
-    (dict(activations=["relu"], x_min=2.0, x_max=1.0), "x_min = 2 must be smaller than x_max = 1"),
+    (dict(activations=["relu"], x_min=2.0, x_max=1.0), "x from = 2 must be smaller than x to = 1"),
     (dict(activations=[]), "choose at least one activation"),
 ])
 def test_activation_bad_input(client, changes, message):
@@ -191,8 +197,8 @@ def test_activation_bad_input(client, changes, message):
 
 @pytest.mark.parametrize("changes,message", [
     (dict(top_k=4, experts=2), "top-k = 4 must be at most the number of experts, 2"),
-    (dict(use_capacity=True, capacity=0.0), "capacity factor = 0.0 must be a number above 0"),
-    (dict(steps=5000), "greater than maximum value 600"),
+    (dict(use_capacity=True, capacity=0.0), "capacity factor = 0: must be a number above 0"),
+    (dict(steps=5000), "steps = 5000: must be a whole number from 1 to 600"),
 ])
 def test_train_bad_input(client, changes, message):
     with pytest.raises(AppError, match=message):
@@ -200,11 +206,11 @@ def test_train_bad_input(client, changes, message):
 
 
 @pytest.mark.parametrize("name,data,message", [           # NaN: gradio_client refuses to send it, a raw POST can
-    # a whole-number field (precision 0): Gradio's own check answers before the handler
-    ("moe_route", ROUTE | dict(seed=float("nan")), "the value passed to the event handler was: nan"),
-    ("moe_route", ROUTE | dict(sharpness=float("nan")), "router sharpness must be a finite number"),
-    ("ffn_activations", dict(activations=["relu"], x_min=float("nan"), x_max=1.0, gated="swiglu"), "x from must be a finite number"),
-    ("moe_train", TRAIN | dict(aux_coef=float("nan")), "aux-loss coefficient must be a finite number"),
+    ("moe_route", ROUTE | dict(seed=float("nan")), "seed = nan: must be a whole number"),
+    ("moe_route", ROUTE | dict(sharpness=float("nan")), "router sharpness = nan: must be a number"),
+    ("ffn_activations", dict(activations=["relu"], x_min=float("nan"), x_max=1.0, gated="swiglu"),
+     "x from = nan: must be a number"),
+    ("moe_train", TRAIN | dict(aux_coef=float("nan")), "aux-loss coefficient = nan: must be a number"),
 ])
 def test_nan_gets_a_clear_message(server_url, name, data, message):
     event, payload = raw_call(server_url, name, list(data.values()))
