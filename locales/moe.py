@@ -40,7 +40,7 @@ STRINGS = {
         "moe_train_load_plot": "Expert load per step", "moe_train_curves_plot": "Load balance and losses",
         "moe_train_chars_plot": "What each expert learned to take",
         "moe_ffn_explain": r"""
-**The FFN.** Each position goes through $\mathrm{FFN}(x) = W_{out}\,\phi(W_{in}\,x)$, with hidden size $h = 4d$ in the original Transformer (two matrices, $2\cdot d\cdot 4d = 8d^2$ weights).
+**The FFN.** Each position goes through $\mathrm{FFN}(x) = W_{\mathrm{out}}\,\phi(W_{\mathrm{in}}\,x)$, with hidden size $h = 4d$ in the original Transformer (two matrices, $2\cdot d\cdot 4d = 8d^2$ weights).
 
 **Activations** (left: $f$, right: $f'$ by `torch.autograd`, checked in the tests against the closed forms):
 - ReLU $\max(0, x)$: derivative 0 or 1 (autograd uses 0 at $x = 0$), dead for every negative input.
@@ -176,7 +176,7 @@ STRINGS = {
         "moe_train_load_plot": "每一步的专家负载", "moe_train_curves_plot": "负载均衡与损失",
         "moe_train_chars_plot": "每个专家最终接收的内容",
         "moe_ffn_explain": r"""
-**FFN。** 每个位置都经过 $\mathrm{FFN}(x) = W_{out}\,\phi(W_{in}\,x)$，原始 Transformer 的隐藏维度 $h = 4d$（两个矩阵，共 $2\cdot d\cdot 4d = 8d^2$ 个权重）。
+**FFN。** 每个位置都经过 $\mathrm{FFN}(x) = W_{\mathrm{out}}\,\phi(W_{\mathrm{in}}\,x)$，原始 Transformer 的隐藏维度 $h = 4d$（两个矩阵，共 $2\cdot d\cdot 4d = 8d^2$ 个权重）。
 
 **激活函数**（左：$f$，右：由 `torch.autograd` 求出的 $f'$，测试中与解析式逐点核对）：
 - ReLU $\max(0, x)$：导数为 0 或 1（autograd 在 $x = 0$ 处取 0），所有负输入都"死"掉。
