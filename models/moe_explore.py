@@ -162,6 +162,19 @@ class RouteExploration:
         """Assignments per expert when the load is even: N·k/E."""
         return self.assignments / self.load.numel()
 
+    def flows(self) -> torch.Tensor:
+        """``(k, E + 1)``: assignments of each choice rank to each expert, the last column those dropped
+        by capacity (the Sankey of the routing view).
+
+        >>> ex = explore_routing(None, RouteSpec(num_experts=4, top_k=2, capacity_factor=0.5), n_random=8)
+        >>> f = ex.flows()
+        >>> f.sum().item() == 16, f[:, -1].sum().item() == ex.dropped, f[0].sum().item()
+        (True, True, 8)
+        """
+        k, E = self.topk_idx.shape[1], self.load.numel()
+        target = torch.where(self.kept, self.topk_idx, E)                             # (N, k): E = dropped
+        return torch.stack([torch.bincount(target[:, r], minlength=E + 1) for r in range(k)])   # (k, E + 1)
+
     @property
     def kept_load(self) -> torch.Tensor:
         """``(E,)`` assignments each expert actually processed."""

@@ -400,6 +400,11 @@ def test_explorer_capacity_and_residual():
     assert ex.kept_load.max() <= ex.capacity
     none_kept = ~ex.kept.any(dim=1)
     assert none_kept.any() and (ex.routed_norm[none_kept] == 0).all() and (ex.routed_norm[~none_kept] > 0).all()
+    by_loop = [[0] * 5 for _ in range(2)]                          # rank -> expert (or 4: dropped), counted by hand
+    for row, keep in zip(ex.topk_idx.tolist(), ex.kept.tolist()):
+        for rank, (e, ok) in enumerate(zip(row, keep)):
+            by_loop[rank][e if ok else 4] += 1
+    assert ex.flows().tolist() == by_loop
 
 
 @pytest.mark.parametrize("kwargs,message", [

@@ -1,6 +1,7 @@
 """Figures of the FFN & MoE tab: activations, FFN sizes, routing, load, losses, and the training run.
 
-Plain dicts through :func:`viz.common.figure`; every input is a plain list or number.
+Plain dicts through :func:`viz.common.figure`; every input is a plain list or number (or a small
+result of ``models/``): counts, means and ratios come computed. Text: ``locales/moe.py``.
 """
 from __future__ import annotations
 
@@ -172,19 +173,15 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
     return figure(data, layout | base_layout(height=height, title=tr(lang, "moe_fig_route_title", k=k)))
 
 
-def flow_figure(topk_idx: list[list[int]], kept: list[list[bool]], routed_norm: list[float], num_experts: int,
-                dropped: int, assignments: int, lang: str = "en") -> go.Figure:
+def flow_figure(flows: list[list[int]], kept: list[list[bool]], routed_norm: list[float], dropped: int,
+                assignments: int, lang: str = "en") -> go.Figure:
     """A Sankey from choice rank to expert (or to "dropped: residual only"), and per token the size of
-    the routed output: zero for a token whose every slot was dropped."""
-    k = len(topk_idx[0]) if topk_idx else 0
+    the routed output: zero for a token whose every slot was dropped. ``flows[rank][e]`` counts the
+    assignments (:meth:`models.moe_explore.RouteExploration.flows`), column ``E`` the dropped ones."""
+    k, num_experts = len(flows), len(flows[0]) - 1 if flows else 0
     nodes = ([tr(lang, "moe_fig_choice", r=r + 1) for r in range(k)] + [f"E{e + 1}" for e in range(num_experts)]
              + [tr(lang, "moe_fig_residual")])
-    flows: dict[tuple[int, int], int] = {}
-    for row, keep in zip(topk_idx, kept):
-        for slot, (e, ok) in enumerate(zip(row, keep)):
-            target = k + e if ok else k + num_experts
-            flows[(slot, target)] = flows.get((slot, target), 0) + 1
-    links = sorted(flows.items())
+    links = [((slot, k + e), n) for slot, row in enumerate(flows) for e, n in enumerate(row) if n]
     colors = ([INDIGO] * k + [GRAY] * num_experts + [NAN_COLOR])
     sankey = {"type": "sankey", "domain": {"x": [0, 0.46], "y": [0, 1]}, "arrangement": "snap",
               "node": {"label": nodes, "color": colors, "pad": 6, "thickness": 14,
