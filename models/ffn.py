@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from models.checks import InputError, choice, number, shown, whole
 from models.device import Timing, resolve_device, timed
 
 FFNKind = Literal["gelu", "gelu_tanh", "relu", "swiglu", "geglu"]
@@ -50,14 +51,12 @@ ACTIVATIONS: dict[str, tuple[Callable[[torch.Tensor], torch.Tensor], bool]] = {
 }
 
 
-def _check_range(x_min: float, x_max: float, points: int, bound: float, max_points: int) -> None:
-    for name, v in (("x_min", x_min), ("x_max", x_max)):
-        if not isinstance(v, (int, float)) or not math.isfinite(v) or abs(v) > bound:
-            raise ValueError(f"{name} = {v!r} must be a number from -{bound:g} to {bound:g}")
-    if not x_min < x_max:
-        raise ValueError(f"x_min = {x_min:g} must be smaller than x_max = {x_max:g}")
-    if isinstance(points, bool) or not isinstance(points, int) or not 2 <= points <= max_points:
-        raise ValueError(f"points = {points!r} must be an integer from 2 to {max_points}")
+def _check_range(x_min: float, x_max: float, points: int, bound: float, max_points: int) -> tuple[float, float, int]:
+    """The plotted range as numbers, each in ``[-bound, bound]``, ``x_min < x_max``; else :class:`InputError`."""
+    lo, hi = number("moe_x_min", x_min, -bound, bound), number("moe_x_max", x_max, -bound, bound)
+    if not lo < hi:
+        raise InputError("moe_err_x_order", x_min=shown(lo), x_max=shown(hi))
+    return lo, hi, whole("points", points, 2, max_points)
 
 
 @dataclass
@@ -84,10 +83,11 @@ def activation_curves(names: list[str], x_min: float = -4.0, x_max: float = 4.0,
     0.731059
     """
     from models.limits import FFN_MAX_POINTS, FFN_MAX_X
-    unknown = [n for n in names if n not in ACTIVATIONS]
-    if unknown or not names:
-        raise ValueError(f"activations {unknown or names} must be chosen from {', '.join(ACTIVATIONS)}")
-    _check_range(x_min, x_max, points, FFN_MAX_X, FFN_MAX_POINTS)
+    if not isinstance(names, (list, tuple)) or not names:
+        raise InputError("moe_err_no_activation", choices=", ".join(ACTIVATIONS))
+    for name in names:
+        choice("moe_activations", name, ACTIVATIONS)
+    x_min, x_max, points = _check_range(x_min, x_max, points, FFN_MAX_X, FFN_MAX_POINTS)
     device = resolve_device(device)
     with timed(device) as watch:
         x = torch.linspace(x_min, x_max, points, dtype=torch.float64, device=device)    # (P,)
@@ -112,10 +112,9 @@ def gated_surface(name: str, limit: float = 3.0, points: int = 61, *,
     (True, 0.0)
     """
     from models.limits import FFN_MAX_POINTS, FFN_MAX_X
-    if name not in GATED:
-        raise ValueError(f"gated unit {name!r} must be one of {', '.join(GATED)}")
-    _check_range(-limit, limit, points, FFN_MAX_X, FFN_MAX_POINTS)
-    grid = torch.linspace(-limit, limit, points, dtype=torch.float64, device=resolve_device(device))  # (P,)
+    choice("moe_gated", name, GATED)
+    lo, hi, points = _check_range(-limit, limit, points, FFN_MAX_X, FFN_MAX_POINTS)
+    grid = torch.linspace(lo, hi, points, dtype=torch.float64, device=resolve_device(device))  # (P,)
     return grid, grid[:, None] * GATED[name](grid)[None, :]                                        # (P, P)
 
 
@@ -182,6 +181,15 @@ def init_linear_(module: nn.Module, generator: torch.Generator) -> nn.Module:
 # --------------------------------------------------------------------------- equal parameter count
 
 
+def llama_unrounded_hidden(d_model: int) -> int:
+    """The first step of Llama's rule: 2/3 of the dense FFN's 4·d, truncated, ``int(2·4d/3)``.
+
+    >>> llama_unrounded_hidden(4096)                                          # then up to 11008
+    10922
+    """
+    return int(2 * (4 * d_model) / 3)
+
+
 def llama_hidden_size(d_model: int, multiple_of: int = 256, ffn_dim_multiplier: float | None = None) -> int:
     """SwiGLU's hidden size as Meta's Llama ``FeedForward`` computes it.
 
@@ -195,7 +203,7 @@ def llama_hidden_size(d_model: int, multiple_of: int = 256, ffn_dim_multiplier: 
     """
     if isinstance(multiple_of, bool) or not isinstance(multiple_of, int) or multiple_of < 1:
         raise ValueError(f"multiple_of = {multiple_of!r} must be a positive integer")
-    hidden = int(2 * (4 * d_model) / 3)
+    hidden = llama_unrounded_hidden(d_model)
     if ffn_dim_multiplier is not None:
         hidden = int(ffn_dim_multiplier * hidden)
     return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
@@ -209,6 +217,7 @@ class FFNSizes:
     multiple_of: int
     dense_hidden: int                    # 4·d
     exact_hidden: float                  # 8/3·d
+    unrounded_hidden: int                # int(2·4d/3): Llama's rule before rounding up
     swiglu_hidden: int                   # 8/3·d rounded up to multiple_of
     dense: dict[str, int]                # matrix name -> weights, from the built module
     swiglu: dict[str, int]               # "gate", "up", "down" -> weights, from the built module
@@ -221,6 +230,26 @@ class FFNSizes:
     def swiglu_total(self) -> int:
         return sum(self.swiglu.values())
 
+    @property
+    def exact_per_matrix(self) -> float:
+        """Weights of one SwiGLU matrix at the exact, fractional h = 8/3·d."""
+        return self.d_model * self.exact_hidden
+
+    @property
+    def exact_total(self) -> float:
+        """3·d·(8/3·d) = 8·d²: the dense FFN's count, by construction."""
+        return 3 * self.exact_per_matrix
+
+    @property
+    def exact_change(self) -> float:
+        """SwiGLU at the exact h against the dense FFN: 0 up to rounding."""
+        return self.exact_total / self.dense_total - 1
+
+    @property
+    def change(self) -> float:
+        """SwiGLU at the rounded h against the dense FFN: ``+0.0078`` (+0.78 %) for Llama-2-7B."""
+        return self.swiglu_total / self.dense_total - 1
+
 
 def compare_ffn_sizes(d_model: int, multiple_of: int = 256) -> FFNSizes:
     """Build both FFNs on the meta device and count their weights (``numel`` of each matrix).
@@ -230,14 +259,12 @@ def compare_ffn_sizes(d_model: int, multiple_of: int = 256) -> FFNSizes:
     (11008, 134217728, 135266304)
     """
     from models.limits import FFN_MAX_D_MODEL, FFN_MAX_MULTIPLE
-    if isinstance(d_model, bool) or not isinstance(d_model, int) or not 1 <= d_model <= FFN_MAX_D_MODEL:
-        raise ValueError(f"d_model = {d_model!r} must be an integer from 1 to {FFN_MAX_D_MODEL:,}")
-    if isinstance(multiple_of, bool) or not isinstance(multiple_of, int) or not 1 <= multiple_of <= FFN_MAX_MULTIPLE:
-        raise ValueError(f"multiple_of = {multiple_of!r} must be an integer from 1 to {FFN_MAX_MULTIPLE:,}")
+    d_model = whole("moe_d_ffn", d_model, 1, FFN_MAX_D_MODEL)
+    multiple_of = whole("moe_multiple", multiple_of, 1, FFN_MAX_MULTIPLE)
     hidden = llama_hidden_size(d_model, multiple_of)
     dense = FFN(d_model, 4 * d_model, "gelu", device="meta")
     swiglu = FFN(d_model, hidden, "swiglu", device="meta")
     gate_up = swiglu.w_in.weight.numel()
-    return FFNSizes(d_model, multiple_of, 4 * d_model, 8 * d_model / 3, hidden,
+    return FFNSizes(d_model, multiple_of, 4 * d_model, 8 * d_model / 3, llama_unrounded_hidden(d_model), hidden,
                     {"in": dense.w_in.weight.numel(), "out": dense.w_out.weight.numel()},
                     {"gate": gate_up // 2, "up": gate_up // 2, "down": swiglu.w_out.weight.numel()})

@@ -86,7 +86,7 @@ BPE_TOP_PAIRS = 10
 # FFN & mixture of experts. Choices the UI offers (models.ffn implements each, tests check the names).
 FFN_ACTIVATIONS = ("relu", "gelu", "gelu_tanh", "silu", "geglu", "swiglu")
 FFN_GATED = ("swiglu", "geglu")
-MOE_EXPERT_KINDS = ("swiglu", "gelu")
+MOE_EXPERT_KINDS = ("swiglu", "relu")       # Mixtral's SwiGLU experts, Switch Transformer's ReLU ones
 # Activation plots: x range and points; FFN sizes are compared on the meta device.
 FFN_MAX_X = 50.0
 FFN_MAX_POINTS = 2001
@@ -105,6 +105,7 @@ MOE_MAX_LOGIT_SCALE = 20.0
 # Training run: a tiny MoE language model, streamed step by step.
 MOE_TRAIN_MAX_STEPS = 600
 MOE_TRAIN_MAX_EXPERTS = 16
+MOE_TRAIN_MAX_TOP_K = 4
 MOE_TRAIN_MAX_AUX = 1.0
 MOE_TRAIN_MAX_Z = 0.1
 # KV cache: the tiny GPT (its shape is fixed by the committed checkpoints) and what one run may ask.

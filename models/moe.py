@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from models.checks import InputError, number, shown, whole
 from models.ffn import FFN, FFN_KINDS, FFNKind, init_linear_
 
 
@@ -50,27 +51,26 @@ def _check_int(name: str, value, low: int) -> None:
 
 
 def check_number(name: str, value, low: float, high: float, *, integer: bool = False) -> None:
-    """``ValueError`` naming the field unless ``value`` is a finite number (an integer) in ``[low, high]``."""
-    kind = int if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kind) or not math.isfinite(value) or not low <= value <= high:
-        what = "an integer" if integer else "a number"
-        raise ValueError(f"{name} = {value!r} must be {what} from {low:g} to {high:g}")
+    """:class:`~models.checks.InputError` naming the field (a ``locales`` term) unless ``value`` is a
+    finite number (a whole number) in ``[low, high]``."""
+    (whole if integer else number)(name, value, low, high)
 
 
 def check_top_k(top_k: int, num_experts: int) -> None:
-    """``ValueError`` when a token would choose more experts than there are."""
+    """:class:`~models.checks.InputError` when a token would choose more experts than there are."""
     if top_k > num_experts:
-        raise ValueError(f"top-k = {top_k} must be at most the number of experts, {num_experts}: "
-                         "a token cannot choose more experts than there are")
+        raise InputError("moe_err_top_k", top_k=top_k, experts=num_experts)
 
 
 def check_capacity(capacity_factor, upper: float = math.inf) -> None:
-    """``None`` (no limit) or a finite number in ``(0, upper]``, else ``ValueError``."""
+    """``None`` (no limit) or a finite number in ``(0, upper]``, else :class:`~models.checks.InputError`."""
     cf = capacity_factor
-    if cf is not None and (isinstance(cf, bool) or not isinstance(cf, (int, float)) or not math.isfinite(cf)
-                           or not 0 < cf <= upper):
-        limit = f" and at most {upper:g}" if math.isfinite(upper) else ""
-        raise ValueError(f"capacity factor = {cf!r} must be a number above 0{limit} (or off, for no limit)")
+    if cf is None:
+        return
+    if math.isfinite(upper):
+        number("moe_capacity", cf, 0, upper, above=True)
+    elif isinstance(cf, bool) or not isinstance(cf, (int, float)) or not math.isfinite(cf) or cf <= 0:
+        raise InputError("moe_err_capacity", value=shown(cf))
 
 
 @dataclass(frozen=True)

@@ -21,10 +21,12 @@ from dataclasses import dataclass, field
 
 import torch
 
+from models.checks import InputError, choice
 from models.device import Timing, generator, resolve_device, timed
-from models.ffn import FFN, FFN_KINDS
-from models.limits import (MOE_MAX_CAPACITY_FACTOR, MOE_MAX_CHARS, MOE_MAX_D_HIDDEN, MOE_MAX_D_MODEL,
-                           MOE_MAX_EXPERTS, MOE_MAX_LOGIT_SCALE, MOE_MAX_SHARED, MOE_MAX_TOKENS, MOE_MAX_TOP_K)
+from models.ffn import FFN
+from models.limits import (MOE_EXPERT_KINDS, MOE_MAX_CAPACITY_FACTOR, MOE_MAX_CHARS, MOE_MAX_D_HIDDEN, MOE_MAX_D_MODEL,
+                           MOE_MAX_EXPERTS, MOE_MAX_LOGIT_SCALE, MOE_MAX_SHARED, MOE_MAX_TOKENS, MOE_MAX_TOP_K,
+                           SEED_MAX)
 from models.moe import MoELayer, check_capacity, check_number, check_top_k
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -38,14 +40,14 @@ def split_tokens(text: str) -> list[str]:
     ['the', 'cat', ',', '天', '气', '晴', '朗', '。']
     """
     if not isinstance(text, str):
-        raise ValueError("the text must be a string")
+        raise InputError("moe_err_text_type")
     if len(text) > MOE_MAX_CHARS:
-        raise ValueError(f"the text has {len(text):,} characters: at most {MOE_MAX_CHARS:,}")
+        raise InputError("moe_err_text_chars", chars=len(text), max=MOE_MAX_CHARS)
     tokens = TOKEN_RE.findall(text)
     if not tokens:
-        raise ValueError("type at least one word (or choose random tokens)")
+        raise InputError("moe_err_text_empty")
     if len(tokens) > MOE_MAX_TOKENS:
-        raise ValueError(f"the text has {len(tokens)} tokens: at most {MOE_MAX_TOKENS}")
+        raise InputError("moe_err_text_tokens", tokens=len(tokens), max=MOE_MAX_TOKENS)
     return tokens
 
 
@@ -73,22 +75,21 @@ class RouteSpec:
     d_hidden: int = 64
     capacity_factor: float | None = None
     num_shared: int = 0
-    expert: str = "swiglu"
+    expert: str = "swiglu"            # "swiglu" (Mixtral) or "relu" (Switch Transformer's experts)
     logit_scale: float = 1.0           # × router weights: sharper (> 1) or flatter (< 1) probabilities
     skew: float = 0.0                  # + bias on expert 1's logit
 
     def __post_init__(self):
-        check_number("experts", self.num_experts, 2, MOE_MAX_EXPERTS, integer=True)
-        check_number("top-k", self.top_k, 1, MOE_MAX_TOP_K, integer=True)
+        check_number("moe_experts", self.num_experts, 2, MOE_MAX_EXPERTS, integer=True)
+        check_number("moe_top_k", self.top_k, 1, MOE_MAX_TOP_K, integer=True)
         check_top_k(self.top_k, self.num_experts)
-        check_number("d_model", self.d_model, 1, MOE_MAX_D_MODEL, integer=True)
-        check_number("expert hidden size", self.d_hidden, 1, MOE_MAX_D_HIDDEN, integer=True)
-        check_number("shared experts", self.num_shared, 0, MOE_MAX_SHARED, integer=True)
+        check_number("moe_d_model", self.d_model, 1, MOE_MAX_D_MODEL, integer=True)
+        check_number("moe_d_hidden", self.d_hidden, 1, MOE_MAX_D_HIDDEN, integer=True)
+        check_number("moe_shared", self.num_shared, 0, MOE_MAX_SHARED, integer=True)
         check_capacity(self.capacity_factor, MOE_MAX_CAPACITY_FACTOR)
-        if self.expert not in FFN_KINDS:
-            raise ValueError(f"expert = {self.expert!r} must be one of {', '.join(FFN_KINDS)}")
-        check_number("router sharpness", self.logit_scale, 0, MOE_MAX_LOGIT_SCALE)
-        check_number("skew", self.skew, -MOE_MAX_LOGIT_SCALE, MOE_MAX_LOGIT_SCALE)
+        choice("moe_expert_kind", self.expert, MOE_EXPERT_KINDS)
+        check_number("moe_sharpness", self.logit_scale, 0, MOE_MAX_LOGIT_SCALE)
+        check_number("moe_skew", self.skew, -MOE_MAX_LOGIT_SCALE, MOE_MAX_LOGIT_SCALE)
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,11 @@ class SparsityCounts:
     @property
     def flops_dense(self) -> int:
         return 2 * self.dense
+
+    @property
+    def active_share(self) -> float:
+        """The fraction of the layer's weights one token touches."""
+        return self.active / self.total
 
 
 def sparsity_counts(layer: MoELayer) -> SparsityCounts:
@@ -147,6 +153,29 @@ class RouteExploration:
     timing: Timing = field(default=None)   # type: ignore[assignment]
 
     @property
+    def assignments(self) -> int:
+        """(token, slot) pairs: N·k."""
+        return self.topk_idx.numel()
+
+    @property
+    def balanced_load(self) -> float:
+        """Assignments per expert when the load is even: N·k/E."""
+        return self.assignments / self.load.numel()
+
+    def flows(self) -> torch.Tensor:
+        """``(k, E + 1)``: assignments of each choice rank to each expert, the last column those dropped
+        by capacity (the Sankey of the routing view).
+
+        >>> ex = explore_routing(None, RouteSpec(num_experts=4, top_k=2, capacity_factor=0.5), n_random=8)
+        >>> f = ex.flows()
+        >>> f.sum().item() == 16, f[:, -1].sum().item() == ex.dropped, f[0].sum().item()
+        (True, True, 8)
+        """
+        k, E = self.topk_idx.shape[1], self.load.numel()
+        target = torch.where(self.kept, self.topk_idx, E)                             # (N, k): E = dropped
+        return torch.stack([torch.bincount(target[:, r], minlength=E + 1) for r in range(k)])   # (k, E + 1)
+
+    @property
     def kept_load(self) -> torch.Tensor:
         """``(E,)`` assignments each expert actually processed."""
         E = self.load.numel()
@@ -161,10 +190,10 @@ def explore_routing(tokens: list[str] | None, spec: RouteSpec, *, n_random: int 
     >>> ex.topk_idx[0].tolist() == ex.topk_idx[2].tolist(), int(ex.load.sum())    # same word, same experts
     (True, 6)
     """
-    check_number("seed", seed, 0, 2**31 - 1, integer=True)
+    check_number("seed", seed, 0, SEED_MAX, integer=True)
     device = resolve_device(device)
     if tokens is None:
-        check_number("random tokens", n_random, 1, MOE_MAX_TOKENS, integer=True)
+        check_number("moe_n_random", n_random, 1, MOE_MAX_TOKENS, integer=True)
     with timed(device) as watch:
         if tokens is None:
             x = torch.randn(n_random, spec.d_model, generator=generator(seed, device), device=device)  # (N, d)

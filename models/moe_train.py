@@ -15,10 +15,11 @@ single weight would make it 1 and cut the router off from the task gradient). To
 over the k (Mixtral). Every weight, the router's included, starts ``N(0, 0.02²)`` (GPT-2's init, HF's
 ``initializer_range``), so that early drift, not the random initialisation, decides the routing.
 
-With the defaults (E = 8, top-1, 150 steps, batches of 2,048 characters) the load CV over the last
-10 steps ends at 0.84–1.17 without the aux loss (a few experts take most tokens) and 0.26–0.31 with
-``aux_coef = 0.05``, for seeds 0–5; top-2: 0.96–1.24 against 0.08–0.15 (measured with this module;
-``tests/test_moe_backend.py`` checks seeds 0–2). The task loss differs by ≤ 0.03 nats.
+With the defaults (E = 8, top-1, 150 steps, batches of 2,048 characters) the load CV, the mean of
+the last 10 steps (:meth:`History.tail`, the figure the tab shows), ends at 0.64–1.15 without the aux
+loss (a few experts take most tokens) and 0.24–0.38 with ``aux_coef = 0.05``, for seeds 0–5; top-2:
+0.98–1.20 against 0.06–0.15 (measured with this module on the CPU, one thread;
+``tests/test_moe_backend.py`` checks seeds 0–2). The task loss differs by ≤ 0.05 nats.
 ``compare=True`` trains a twin with ``aux_coef = 0``, same initial weights, same batches, in
 lockstep, so the two load pictures differ only by the aux loss.
 
@@ -38,11 +39,12 @@ import torch.nn.functional as F
 
 from models.device import Timing, generator, on_gpu, resolve_device, timed
 from models.limits import (MOE_MAX_CAPACITY_FACTOR, MOE_TRAIN_MAX_AUX, MOE_TRAIN_MAX_EXPERTS,
-                           MOE_TRAIN_MAX_STEPS, MOE_TRAIN_MAX_Z, MOE_MAX_TOP_K, SEED_MAX)
+                           MOE_TRAIN_MAX_STEPS, MOE_TRAIN_MAX_TOP_K, MOE_TRAIN_MAX_Z, SEED_MAX)
 from models.moe import check_capacity, check_number, check_top_k, load_cv
 from models.transformer import Probe, Transformer, TransformerConfig
 
 CORPUS = Path(__file__).resolve().parents[1] / "data" / "corpus" / "en.txt"
+TAIL_STEPS = 10                          # the run's summary: means over its last steps (one batch is noisy)
 
 
 @functools.cache
@@ -74,11 +76,11 @@ class MoETrainConfig:
     lr: float = 1e-2
 
     def __post_init__(self):
-        check_number("experts", self.num_experts, 2, MOE_TRAIN_MAX_EXPERTS, integer=True)
-        check_number("top-k", self.top_k, 1, MOE_MAX_TOP_K, integer=True)
+        check_number("moe_experts", self.num_experts, 2, MOE_TRAIN_MAX_EXPERTS, integer=True)
+        check_number("moe_top_k", self.top_k, 1, MOE_TRAIN_MAX_TOP_K, integer=True)
         check_top_k(self.top_k, self.num_experts)
-        check_number("aux-loss coefficient", self.aux_coef, 0, MOE_TRAIN_MAX_AUX)
-        check_number("z-loss coefficient", self.z_coef, 0, MOE_TRAIN_MAX_Z)
+        check_number("moe_aux_coef", self.aux_coef, 0, MOE_TRAIN_MAX_AUX)
+        check_number("moe_z_coef", self.z_coef, 0, MOE_TRAIN_MAX_Z)
         check_number("steps", self.steps, 1, MOE_TRAIN_MAX_STEPS, integer=True)
         check_number("seed", self.seed, 0, SEED_MAX, integer=True)
         check_capacity(self.capacity_factor, MOE_MAX_CAPACITY_FACTOR)
@@ -113,6 +115,34 @@ class History:
     def copy(self) -> "History":
         """A snapshot: training goes on appending to the original."""
         return History(*(list(getattr(self, f.name)) for f in fields(self)))
+
+    def tail(self, key: str, n: int = TAIL_STEPS) -> float:
+        """The mean of ``key`` (``"cv"``, ``"aux"``, ``"task"``, ``"dropped"``) over the last ``n`` steps:
+        the figure the tab reports for a run.
+
+        >>> History(cv=[9.0, 0.2, 0.4]).tail("cv", 2)
+        0.30000000000000004
+        """
+        last = getattr(self, key)[-n:]
+        return sum(last) / len(last) if last else float("nan")
+
+    def binned_load(self, max_columns: int = 150) -> tuple[list[float], list[list[float]]]:
+        """The load heatmap's columns: see :func:`binned_steps`."""
+        return binned_steps(self.load, max_columns)
+
+
+def binned_steps(loads: list[list[float]], max_columns: int) -> tuple[list[float], list[list[float]]]:
+    """``(x, z[E][columns])``: per-step loads averaged over consecutive steps so that at most
+    ``max_columns`` columns remain (a streamed figure stays small); ``x`` is each bin's mean step.
+
+    >>> binned_steps([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]], 2)
+    ([1.5, 3.0], [[0.5, 0.5], [0.5, 0.5]])
+    """
+    width = max(1, -(-len(loads) // max_columns))                     # ceil: steps per column
+    bins = [loads[i:i + width] for i in range(0, len(loads), width)]
+    x = [i * width + (len(b) + 1) / 2 for i, b in enumerate(bins)]
+    E = len(loads[0]) if loads else 0
+    return x, [[sum(row[e] for row in b) / len(b) for b in bins] for e in range(E)]
 
 
 @dataclass

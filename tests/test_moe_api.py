@@ -16,7 +16,8 @@ TRAIN = dict(experts=8, top_k=1, aux_coef=0.05, z_coef=0.0, use_capacity=False, 
 
 
 def route(client, **changes):
-    return client.predict(*(ROUTE | changes).values(), api_name="/moe_route")
+    """``/moe_route`` by its parameters' names: the tab's defaults, a short sentence, ``changes``."""
+    return client.predict(**(ROUTE | changes), api_name="/moe_route")
 
 
 def traces(fig, kind=None):
@@ -37,8 +38,33 @@ def test_endpoints_are_named_and_public(client):
     assert {"/ffn_activations", "/ffn_sizes", "/moe_route", "/moe_train"} <= set(names)
 
 
+def test_instant_endpoints_answer_with_their_defaults_only(client):
+    acts, gated, device = client.predict(api_name="/ffn_activations")
+    assert [t["legendgroup"] for t in traces(acts)][::2] == ["relu", "gelu", "silu", "swiglu"]
+    fig, text = client.predict(api_name="/ffn_sizes")
+    assert "11,008" in text                                          # d = 4096, multiple 256: Llama-2-7B
+    routing, flow, losses, summary, device = client.predict(api_name="/moe_route")
+    heat, chosen, _ = routing_marks(routing)
+    assert len(heat["y"]) == 8 and len(chosen["x"]) == 2 * len(heat["x"])   # E = 8, top-2
+    assert device.endswith("ms")
+
+
+def test_training_answers_with_its_defaults_only(server_url):
+    """The default run (150 steps with its twin) starts and streams; its first update is enough.
+    A client of its own: the cancelled job must not reach the shared client's next call."""
+    import time
+    own = Client(server_url, verbose=False, download_files=False, analytics_enabled=False)
+    job = own.submit(api_name="/moe_train")
+    deadline = time.monotonic() + 120
+    while not job.outputs() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    job.cancel()
+    status, load, *_ = job.outputs()[0]
+    assert "/ 150" in status and len(traces(load, "heatmap")) == 2    # the run and its twin
+
+
 def test_activation_curves_match_their_formulas(client):
-    acts, gated, device = client.predict(ACTS, -3.0, 3.0, "swiglu", api_name="/ffn_activations")
+    acts, gated, device = client.predict(activations=ACTS, x_min=-3.0, x_max=3.0, gated="swiglu", api_name="/ffn_activations")
     lines = traces(acts)
     assert len(lines) == 2 * len(ACTS)                              # f and f' for each
     by_name = {t["name"]: t for t in lines if t["xaxis"] == "x"}
@@ -59,7 +85,7 @@ def test_activation_curves_match_their_formulas(client):
 
 
 def test_ffn_sizes_reproduce_llama_2_7b(client):
-    fig, text = client.predict(4096, 256, api_name="/ffn_sizes")
+    fig, text = client.predict(d_model=4096, multiple_of=256, api_name="/ffn_sizes")
     assert "11,008" in text and "134,217,728" in text and "135,266,304" in text and "+0.78%" in text
     bars = {t["name"]: t["x"] for t in traces(fig, "bar")}
     assert bars["W_gate"][2] == bars["W_up"][2] == bars["W_down"][2] == 4096 * 11008
@@ -120,7 +146,7 @@ def test_shared_experts_are_always_on_rows(client):
 
 
 def test_training_streams_and_balances(client):
-    job = client.submit(*TRAIN.values(), api_name="/moe_train")
+    job = client.submit(**TRAIN, api_name="/moe_train")
     outputs = job.result(timeout=600) and job.outputs()
     assert len(outputs) >= 2                                         # streamed: several updates
     status, load, curves, chars, device = outputs[-1]
@@ -136,17 +162,21 @@ def test_training_streams_and_balances(client):
 def test_figures_follow_the_browser_language(server_url):
     zh = Client(server_url, verbose=False, download_files=False, analytics_enabled=False,
                 headers={"accept-language": "zh-CN,zh;q=0.9"})
-    routing, *_ = zh.predict(*ROUTE.values(), api_name="/moe_route")
+    routing, *_ = zh.predict(**ROUTE, api_name="/moe_route")
     assert "路由概率" in plot_json(routing)["layout"]["title"]["text"]
-    _, text = zh.predict(4096, 256, api_name="/ffn_sizes")
+    assert "第 1 选" in [t["name"] for t in traces(routing, "scatter")]
+    _, text = zh.predict(d_model=4096, multiple_of=256, api_name="/ffn_sizes")
     assert "向上取整" in text
+    with pytest.raises(AppError, match="专家数 E = 0：必须是 2 到 64 之间的整数"):
+        zh.predict(**(ROUTE | dict(experts=0)), api_name="/moe_route")
 
 
 @pytest.mark.parametrize("changes,message", [
     (dict(top_k=8, experts=4), "top-k = 8 must be at most the number of experts, 4"),
-    (dict(experts=0), "less than minimum value 2"),                 # the slider's own bound, checked by Gradio
-    (dict(use_capacity=True, capacity=0.0), "capacity factor = 0.0 must be a number above 0"),
-    (dict(d_model=4096), "greater than maximum value 128"),
+    (dict(experts=0), "experts E = 0: must be a whole number from 2 to 64"),   # the handler checks the bounds
+    (dict(use_capacity=True, capacity=0.0), "capacity factor = 0: must be a number above 0"),
+    (dict(d_model=4096), "d_model = 4096: must be a whole number from 1 to 128"),
+    (dict(expert_kind="gelu"), "expert FFN = 'gelu': must be one of swiglu, relu"),
     (dict(text="w " * 300), "at most 256"),
     (dict(text=" "), "at least one word"),
 ])
@@ -156,31 +186,31 @@ def test_route_bad_input_gives_a_clear_message(client, changes, message):
     assert route(client)[4].endswith("ms")
 
 
-@pytest.mark.parametrize("args,message", [
-    ((["relu"], 2.0, 1.0, "swiglu"), "x_min = 2 must be smaller than x_max = 1"),
-    (([], -1.0, 1.0, "swiglu"), "choose at least one activation"),
+@pytest.mark.parametrize("changes,message", [
+    (dict(activations=["relu"], x_min=2.0, x_max=1.0), "x from = 2 must be smaller than x to = 1"),
+    (dict(activations=[]), "choose at least one activation"),
 ])
-def test_activation_bad_input(client, args, message):
+def test_activation_bad_input(client, changes, message):
     with pytest.raises(AppError, match=message):
-        client.predict(*args, api_name="/ffn_activations")
+        client.predict(**changes, api_name="/ffn_activations")
 
 
 @pytest.mark.parametrize("changes,message", [
     (dict(top_k=4, experts=2), "top-k = 4 must be at most the number of experts, 2"),
-    (dict(use_capacity=True, capacity=0.0), "capacity factor = 0.0 must be a number above 0"),
-    (dict(steps=5000), "greater than maximum value 600"),
+    (dict(use_capacity=True, capacity=0.0), "capacity factor = 0: must be a number above 0"),
+    (dict(steps=5000), "steps = 5000: must be a whole number from 1 to 600"),
 ])
 def test_train_bad_input(client, changes, message):
     with pytest.raises(AppError, match=message):
-        client.predict(*(TRAIN | changes).values(), api_name="/moe_train")
+        client.predict(**(TRAIN | changes), api_name="/moe_train")
 
 
 @pytest.mark.parametrize("name,data,message", [           # NaN: gradio_client refuses to send it, a raw POST can
-    # a whole-number field (precision 0): Gradio's own check answers before the handler
-    ("moe_route", ROUTE | dict(seed=float("nan")), "the value passed to the event handler was: nan"),
-    ("moe_route", ROUTE | dict(sharpness=float("nan")), "router sharpness must be a finite number"),
-    ("ffn_activations", dict(a=["relu"], lo=float("nan"), hi=1.0, g="swiglu"), "x from must be a finite number"),
-    ("moe_train", TRAIN | dict(aux_coef=float("nan")), "aux-loss coefficient must be a finite number"),
+    ("moe_route", ROUTE | dict(seed=float("nan")), "seed = nan: must be a whole number"),
+    ("moe_route", ROUTE | dict(sharpness=float("nan")), "router sharpness = nan: must be a number"),
+    ("ffn_activations", dict(activations=["relu"], x_min=float("nan"), x_max=1.0, gated="swiglu"),
+     "x from = nan: must be a number"),
+    ("moe_train", TRAIN | dict(aux_coef=float("nan")), "aux-loss coefficient = nan: must be a number"),
 ])
 def test_nan_gets_a_clear_message(server_url, name, data, message):
     event, payload = raw_call(server_url, name, list(data.values()))
@@ -198,7 +228,7 @@ def test_stop_ends_the_training_worker(client):
     import multiprocessing
     import time
 
-    job = client.submit(*(TRAIN | dict(steps=600)).values(), api_name="/moe_train")
+    job = client.submit(**(TRAIN | dict(steps=600)), api_name="/moe_train")
     deadline = time.monotonic() + 120
     while not job.outputs() and time.monotonic() < deadline:
         time.sleep(0.2)

@@ -31,10 +31,10 @@ CONFIGS = [  # (E, k, kwargs)
     (8, 2, {}),
     (8, 1, {"renormalize": False}),
     (4, 4, {}),
-    (16, 3, {"expert": "gelu"}),
+    (16, 3, {"expert": "relu"}),
     (8, 2, {"num_shared": 2}),
     (8, 2, {"capacity_factor": 0.5}),
-    (8, 2, {"capacity_factor": 1.0, "num_shared": 1, "expert": "gelu"}),
+    (8, 2, {"capacity_factor": 1.0, "num_shared": 1, "expert": "relu"}),
     (6, 1, {"capacity_factor": 0.3, "renormalize": False}),
     (32, 8, {"capacity_factor": 1.25, "expert": "geglu"}),
 ]
@@ -104,6 +104,26 @@ def test_gelu_expert_is_the_two_matrix_mlp():
     ffn = FFN(8, 32, "gelu")
     x = torch.randn(4, 8)
     assert_close(ffn(x), F.gelu(x @ ffn.w_in.weight.T) @ ffn.w_out.weight.T)
+
+
+def test_switch_experts_are_relu_ffns_by_hand():
+    """Switch Transformer's experts are T5's FFN: max(0, x W1) W2 (the explorer offered GELU instead)."""
+    assert limits.MOE_EXPERT_KINDS == ("swiglu", "relu")
+    ffn = FFN(2, 2, "relu")
+    with torch.no_grad():
+        ffn.w_in.weight.copy_(torch.tensor([[1.0, 2.0], [-1.0, 1.0]]))    # W1ᵀ: h1 = x1 + 2 x2, h2 = -x1 + x2
+        ffn.w_out.weight.copy_(torch.tensor([[1.0, 3.0], [2.0, -1.0]]))   # W2ᵀ: y1 = h1 + 3 h2, y2 = 2 h1 - h2
+    x = torch.tensor([[1.0, 1.0], [2.0, -1.0]])
+    # token 1: h = (3, 0) -> y = (3, 6); token 2: h = max(0, (0, -3)) = (0, 0) -> y = (0, 0)
+    assert ffn(x).tolist() == [[3.0, 6.0], [0.0, 0.0]]
+    layer = seeded_layer(8, 16, 4, 1, expert="relu", renormalize=False)
+    x = inputs(1, 5, 8)
+    out = layer(x)
+    for t in range(5):                                                 # y = p · max(0, x W1) W2 of the chosen expert
+        e, p = out.topk_idx[t, 0].item(), out.topk_weight[t, 0]
+        expert = layer.experts[e]
+        by_hand = p * (x[0, t] @ expert.w_in.weight.T).clamp(min=0) @ expert.w_out.weight.T
+        assert_close(out.y[0, t], by_hand)
 
 
 # --------------------------------------------------------------------------- routing outputs
@@ -225,9 +245,9 @@ def test_a_capacity_factor_of_e_over_k_never_drops():
 @pytest.mark.parametrize("kwargs,message", [
     (dict(num_experts=4, top_k=5), "top-k = 5 must be at most the number of experts, 4"),
     (dict(num_experts=0, top_k=1), "num_experts = 0 must be an integer of at least 1"),
-    (dict(capacity_factor=0.0), "capacity factor = 0.0 must be a number above 0"),
-    (dict(capacity_factor=-1), "capacity factor = -1 must be a number above 0"),
-    (dict(capacity_factor=float("nan")), "capacity factor = nan must be a number above 0"),
+    (dict(capacity_factor=0.0), "capacity factor = 0: must be a number above 0"),
+    (dict(capacity_factor=-1), "capacity factor = -1: must be a number above 0"),
+    (dict(capacity_factor=float("nan")), "capacity factor = nan: must be a number above 0"),
     (dict(top_k=0), "top_k = 0 must be an integer of at least 1"),
     (dict(d_model=2.5), "d_model = 2.5 must be an integer"),
     (dict(expert="mish"), "expert = 'mish' must be one of"),
@@ -298,10 +318,11 @@ def test_gated_surface_is_act_of_a_times_b():
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    (dict(names=["tanh"]), "must be chosen from"), (dict(names=[]), "must be chosen from"),
-    (dict(x_min=3.0, x_max=1.0), "x_min = 3 must be smaller than x_max = 1"),
-    (dict(x_min=float("nan")), "x_min = nan must be a number from -50 to 50"),
-    (dict(x_max=1e9), "x_max = 1000000000.0 must be a number"),
+    (dict(names=["tanh"]), "activation = 'tanh': must be one of relu, gelu"),
+    (dict(names=[]), "choose at least one activation from relu, gelu"),
+    (dict(x_min=3.0, x_max=1.0), "x from = 3 must be smaller than x to = 1"),
+    (dict(x_min=float("nan")), "x from = nan: must be a number from -50 to 50"),
+    (dict(x_max=1e9), "x to = 1e\\+09: must be a number from -50 to 50"),
 ])
 def test_bad_activation_requests(kwargs, message):
     args = dict(names=["relu"], x_min=-1.0, x_max=1.0) | kwargs
@@ -327,8 +348,17 @@ def test_ffn_sizes_are_counted_from_built_modules():
     s = compare_ffn_sizes(4096, 256)
     assert s.dense == {"in": 4096 * 16384, "out": 16384 * 4096}
     assert s.swiglu == {"gate": 4096 * 11008, "up": 4096 * 11008, "down": 11008 * 4096}
-    with pytest.raises(ValueError, match="d_model = 0 must be an integer from 1 to 65,536"):
+    with pytest.raises(ValueError, match="d_model = 0: must be a whole number from 1 to 65536"):
         compare_ffn_sizes(0)
+
+
+def test_llama_rule_and_the_ratios_shown_are_computed_once():
+    """Llama-2-7B: int(2·4·4096/3) = 10922 -> 11008; SwiGLU holds 3·4096·11008 weights against the dense
+    2·4096·16384, +0.78125 %; at the exact 8/3·d the counts are equal."""
+    s = compare_ffn_sizes(4096, 256)
+    assert s.unrounded_hidden == 10922 == (2 * 4 * 4096) // 3
+    assert s.change == pytest.approx(3 * 4096 * 11008 / (2 * 4096 * 16384) - 1) == pytest.approx(0.0078125)
+    assert s.exact_total == pytest.approx(8 * 4096**2) and s.exact_change == pytest.approx(0.0, abs=1e-12)
 
 
 # --------------------------------------------------------------------------- explorer
@@ -342,6 +372,7 @@ def test_sparsity_counts_by_hand():
     assert c.total == d * E + E * expert + s * expert
     assert c.active == d * E + k * expert + s * expert
     assert c.dense == 3 * d * (k + s) * h and c.flops_dense == 2 * c.dense
+    assert c.active_share == pytest.approx((d * E + (k + s) * expert) / (d * E + (E + s) * expert))
 
 
 def test_same_word_same_route_and_tokenisation():
@@ -350,6 +381,7 @@ def test_same_word_same_route_and_tokenisation():
     ex = explore_routing(tokens, RouteSpec(num_experts=16, top_k=4))
     assert torch.equal(ex.topk_idx[0], ex.topk_idx[3]) and torch.equal(ex.probs[0], ex.probs[3])
     assert ex.load.sum().item() == 8 * 4 and ex.labels == tokens
+    assert ex.assignments == 8 * 4 and ex.balanced_load == 8 * 4 / 16
 
 
 def test_skew_drives_the_aux_loss_toward_collapse():
@@ -368,16 +400,22 @@ def test_explorer_capacity_and_residual():
     assert ex.kept_load.max() <= ex.capacity
     none_kept = ~ex.kept.any(dim=1)
     assert none_kept.any() and (ex.routed_norm[none_kept] == 0).all() and (ex.routed_norm[~none_kept] > 0).all()
+    by_loop = [[0] * 5 for _ in range(2)]                          # rank -> expert (or 4: dropped), counted by hand
+    for row, keep in zip(ex.topk_idx.tolist(), ex.kept.tolist()):
+        for rank, (e, ok) in enumerate(zip(row, keep)):
+            by_loop[rank][e if ok else 4] += 1
+    assert ex.flows().tolist() == by_loop
 
 
 @pytest.mark.parametrize("kwargs,message", [
-    (dict(num_experts=8, top_k=9), "top-k = 9 must be an integer from 1 to 8"),
+    (dict(num_experts=8, top_k=9), "top-k = 9: must be a whole number from 1 to 8"),
     (dict(num_experts=4, top_k=6), "top-k = 6 must be at most the number of experts, 4"),
-    (dict(num_experts=0), "experts = 0 must be an integer from 2 to 64"),
-    (dict(num_experts=65), "experts = 65 must be an integer from 2 to 64"),
-    (dict(d_model=4096), "d_model = 4096 must be an integer from 1 to 128"),
-    (dict(capacity_factor=0.0), "capacity factor = 0.0 must be a number above 0 and at most 8"),
-    (dict(logit_scale=float("nan")), "router sharpness = nan must be a number"),
+    (dict(num_experts=0), "experts E = 0: must be a whole number from 2 to 64"),
+    (dict(num_experts=65), "experts E = 65: must be a whole number from 2 to 64"),
+    (dict(d_model=4096), "d_model = 4096: must be a whole number from 1 to 128"),
+    (dict(capacity_factor=0.0), "capacity factor = 0: must be a number above 0 and at most 8"),
+    (dict(logit_scale=float("nan")), "router sharpness = nan: must be a number"),
+    (dict(expert="gelu"), "expert FFN = 'gelu': must be one of swiglu, relu"),
 ])
 def test_explorer_bounds(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -403,7 +441,8 @@ def final(history, key="cv", n=10):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_training_collapses_without_the_aux_loss_and_balances_with_it(one_thread, seed):
     """The default run (E = 8, top-1, 150 steps, α = 0.05) against its α = 0 twin, over seeds.
-    Seeds 0–5 gave load CVs of 0.26–0.31 with the aux loss and 0.84–1.17 without."""
+    Seeds 0–5 gave load CVs (mean of the last 10 steps) of 0.24–0.38 with the aux loss and 0.64–1.15
+    without (CPU, one thread)."""
     last = list(train_moe(MoETrainConfig(seed=seed)))[-1]
     aux, twin = last.runs["aux"], last.runs["no_aux"]
     assert last.step == 150 and len(aux.cv) == len(twin.cv) == 150
@@ -417,6 +456,16 @@ def test_training_collapses_without_the_aux_loss_and_balances_with_it(one_thread
     chars = torch.tensor(last.expert_chars["aux"])                  # (E, V): each seen character's shares sum to 1
     seen = chars.sum(0) > 0
     assert_close(chars.sum(0)[seen], torch.ones(int(seen.sum())))
+
+
+def test_the_reported_load_cv_is_the_measured_one():
+    """The figure the tab shows for a run is the mean, over its last 10 steps, of std/mean of each
+    step's load: recomputed here from the per-step loads with the statistics module."""
+    import statistics
+    history = list(train_moe(MoETrainConfig(steps=12, compare=False, batch=4, seq_len=16)))[-1].runs["aux"]
+    by_hand = [statistics.pstdev(load) / statistics.fmean(load) for load in history.load[-10:]]
+    assert history.tail("cv") == pytest.approx(statistics.fmean(by_hand))
+    assert history.tail("task") == pytest.approx(statistics.fmean(history.task[-10:]))
 
 
 def test_training_is_seeded_and_streams():
@@ -436,11 +485,11 @@ def test_training_with_capacity_reports_drops():
 
 @pytest.mark.parametrize("kwargs,message", [
     (dict(top_k=3, num_experts=2), "top-k = 3 must be at most the number of experts, 2"),
-    (dict(num_experts=0), "experts = 0 must be an integer from 2 to 16"),
-    (dict(aux_coef=-0.1), "aux-loss coefficient = -0.1 must be a number from 0 to 1"),
+    (dict(num_experts=0), "experts E = 0: must be a whole number from 2 to 16"),
+    (dict(aux_coef=-0.1), "aux-loss coefficient = -0.1: must be a number from 0 to 1"),
     (dict(aux_coef=float("nan")), "aux-loss coefficient = nan"),
-    (dict(steps=10_000), "steps = 10000 must be an integer from 1 to 600"),
-    (dict(capacity_factor=0), "capacity factor = 0 must be a number above 0"),
+    (dict(steps=10_000), "steps = 10000: must be a whole number from 1 to 600"),
+    (dict(capacity_factor=0), "capacity factor = 0: must be a number above 0"),
 ])
 def test_training_config_bounds(kwargs, message):
     with pytest.raises(ValueError, match=message):

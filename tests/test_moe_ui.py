@@ -68,6 +68,6 @@ def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
     expect(page.locator(f"{ROUTE} .gtitle")).to_have_text(re.compile("路由概率"), timeout=30_000)
     page.locator("#moe_use_capacity label").click()
     set_number(page, "moe_capacity", 0)
-    expect(page.locator(".toast-body").first).to_contain_text("capacity factor = 0", timeout=30_000)
+    expect(page.locator(".toast-body").first).to_contain_text("容量因子 = 0", timeout=30_000)
     shot(page, "moe-route-zh")
     context.close()

@@ -1,13 +1,20 @@
 """Figures of the FFN & MoE tab: activations, FFN sizes, routing, load, losses, and the training run.
 
-Plain dicts through :func:`viz.common.figure`; every input is a plain list or number.
+Plain dicts through :func:`viz.common.figure`; every input is a plain list or number (or a small
+result of ``models/``): counts, means and ratios come computed. Text: ``locales/moe.py``.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import plotly.graph_objects as go
 
+from locales import tr
 from viz.common import (NAN_COLOR, WEIGHT_SCALE, axis_ref, base_layout, figure, finite, finite_grid,
-                        subplot_row, tr, waiting)
+                        subplot_row, waiting)
+
+if TYPE_CHECKING:
+    from models.ffn import FFNSizes
 
 INDIGO, ORANGE, GRAY, GREEN = "#4f46e5", "#f59e0b", "#94a3b8", "#10b981"
 ACT_COLORS = {"relu": "#64748b", "gelu": "#4f46e5", "gelu_tanh": "#0ea5e9", "silu": "#10b981",
@@ -16,74 +23,6 @@ RUN_STYLE = {"aux": {"color": INDIGO}, "no_aux": {"color": ORANGE, "dash": "dash
 DIVERGING = [[0.0, "#b91c1c"], [0.25, "#f87171"], [0.5, "#f8fafc"], [0.75, "#818cf8"], [1.0, "#3730a3"]]
 RANK_COLORS = ["#f59e0b", "#10b981", "#ec4899", "#0ea5e9", "#a3e635", "#f97316", "#e879f9", "#94a3b8"]
 LOAD_SCALE = [[0.0, "#f8fafc"], [0.25, "#c7d2fe"], [0.5, "#818cf8"], [0.75, "#4338ca"], [1.0, "#1e1b4b"]]
-
-TEXT = {
-    "en": {
-        "wait_load": "Press “Train”: each expert's share of the tokens streams in here, step by step",
-        "wait_curves": "… and here the load's coefficient of variation, the aux loss and the task loss",
-        "wait_chars": "After training: which characters each expert took",
-        "act_values": "f(x)", "act_derivs": "f′(x) by autograd", "x": "x",
-        "relu": "ReLU", "gelu": "GELU (exact, x·Φ(x))", "gelu_tanh": "GELU (tanh approx.)", "silu": "SiLU / Swish",
-        "geglu": "GEGLU on a = b = x: x·GELU(x)", "swiglu": "SwiGLU on a = b = x: x·SiLU(x)",
-        "gated_title": "{name}(a, b) = {act}(a) · b over the gate input a and the value b",
-        "gate_a": "gate pre-activation a = x·W_gate", "value_b": "value b = x·W_up",
-        "diagonal": "a = b (the slice plotted above)", "b_one": "b = 1: the bare activation",
-        "sizes_title": "d = {d:,}: dense GELU FFN (h = 4d) vs SwiGLU (h = 8/3·d → {h:,}, a multiple of {m:,})",
-        "dense": "dense GELU, h = {h:,}", "exact": "SwiGLU, h = 8/3·d = {h:.1f}", "rounded": "SwiGLU, h = {h:,}",
-        "in": "W_in", "out": "W_out", "gate": "W_gate", "up": "W_up", "down": "W_down", "weights": "weights",
-        "route_title": "Router probabilities (circles: the top-{k} choices; ✕: dropped by capacity) and each expert's load",
-        "token": "token", "expert": "expert", "prob": "p", "load": "assignments",
-        "kept": "processed", "dropped": "dropped by capacity", "balanced": "balanced N·k/E = {v:g}",
-        "capacity": "capacity C = {c}", "shared": "S{i} shared", "shared_hover": "shared expert: every token, weight 1",
-        "flow_title": "Where the assignments went: {dropped} of {total} dropped",
-        "choice": "choice {r}", "residual": "dropped → residual only", "routed_norm": "‖routed output‖ / ‖x‖ per token",
-        "slots_all": "all {k} slots kept", "slots_some": "some dropped", "slots_none": "all dropped: y = x + 0",
-        "loss_title": "aux loss {aux:.3f} (balanced {k}, collapsed {E}) · z-loss {z:.3f}",
-        "aux": "aux = E·Σ f·P", "aux_balanced": "balanced = k", "aux_collapsed": "collapsed = E",
-        "params": "parameters", "flops": "FLOPs per token", "moe_total": "MoE, all experts",
-        "moe_active": "MoE, active per token", "dense_eq": "dense FFN, same active size",
-        "train_load_title": "Share of assignments per expert over training steps",
-        "run_aux": "aux coefficient {c:g}", "run_no_aux": "without aux loss (twin, same seed)",
-        "step": "step", "share": "share",
-        "curves_cv": "load CV (std/mean; 0 = balanced)", "curves_aux": "aux loss (dotted: k = balanced; E = collapsed)",
-        "curves_task": "task loss (nats per character)",
-        "chars_title": "What each expert took at the end: share of each character's tokens",
-        "char": "current character",
-    },
-    "zh-CN": {
-        "wait_load": "点击“开始训练”：每个专家分到的词元比例会逐步出现在这里",
-        "wait_curves": "……这里是负载的变异系数、辅助损失和任务损失",
-        "wait_chars": "训练结束后：每个专家接收了哪些字符",
-        "act_values": "f(x)", "act_derivs": "f′(x)（自动求导）", "x": "x",
-        "relu": "ReLU", "gelu": "GELU（精确，x·Φ(x)）", "gelu_tanh": "GELU（tanh 近似）", "silu": "SiLU / Swish",
-        "geglu": "GEGLU 取 a = b = x：x·GELU(x)", "swiglu": "SwiGLU 取 a = b = x：x·SiLU(x)",
-        "gated_title": "{name}(a, b) = {act}(a) · b，横轴为门输入 a，纵轴为数值 b",
-        "gate_a": "门的预激活 a = x·W_gate", "value_b": "数值 b = x·W_up",
-        "diagonal": "a = b（上图画的切片）", "b_one": "b = 1：激活函数本身",
-        "sizes_title": "d = {d:,}：稠密 GELU FFN（h = 4d）对比 SwiGLU（h = 8/3·d → {h:,}，{m:,} 的倍数）",
-        "dense": "稠密 GELU，h = {h:,}", "exact": "SwiGLU，h = 8/3·d = {h:.1f}", "rounded": "SwiGLU，h = {h:,}",
-        "in": "W_in", "out": "W_out", "gate": "W_gate", "up": "W_up", "down": "W_down", "weights": "权重数",
-        "route_title": "路由概率（圆圈：top-{k} 选择；✕：因容量被丢弃）与每个专家的负载",
-        "token": "词元", "expert": "专家", "prob": "p", "load": "分配数",
-        "kept": "已处理", "dropped": "因容量被丢弃", "balanced": "均衡 N·k/E = {v:g}",
-        "capacity": "容量 C = {c}", "shared": "S{i} 共享", "shared_hover": "共享专家：每个词元都经过，权重 1",
-        "flow_title": "分配的去向：{total} 个中丢弃 {dropped} 个",
-        "choice": "第 {r} 选择", "residual": "丢弃 → 只走残差", "routed_norm": "每个词元的 ‖路由输出‖ / ‖x‖",
-        "slots_all": "{k} 个槽位全部保留", "slots_some": "部分被丢弃", "slots_none": "全部丢弃：y = x + 0",
-        "loss_title": "辅助损失 {aux:.3f}（均衡 {k}，坍缩 {E}）· z 损失 {z:.3f}",
-        "aux": "辅助损失 = E·Σ f·P", "aux_balanced": "均衡 = k", "aux_collapsed": "坍缩 = E",
-        "params": "参数量", "flops": "每个词元的 FLOPs", "moe_total": "MoE，全部专家",
-        "moe_active": "MoE，每个词元激活", "dense_eq": "激活规模相同的稠密 FFN",
-        "train_load_title": "训练过程中每个专家分到的份额",
-        "run_aux": "辅助损失系数 {c:g}", "run_no_aux": "无辅助损失（孪生模型，同一种子）",
-        "step": "步数", "share": "份额",
-        "curves_cv": "负载变异系数（std/mean；0 = 均衡）", "curves_aux": "辅助损失（虚线：k = 均衡；E = 坍缩）",
-        "curves_task": "任务损失（每个字符的 nats）",
-        "chars_title": "训练结束时每个专家接收的内容：各字符的词元分给各专家的比例",
-        "char": "当前字符",
-    },
-}
-
 
 def _with_legend_below(layout: dict, *, height: int, title: str | None = None) -> dict:
     """The house layout with a horizontal legend under the x-axis title (the bottom margin grows to fit)."""
@@ -103,12 +42,12 @@ def activation_figure(x: list[float], values: dict[str, list[float]], derivative
     data = []
     for name, ys in values.items():
         line = {"color": ACT_COLORS[name], "width": 2, **({"dash": "dot"} if name in ("geglu", "swiglu") else {})}
-        label = tr(TEXT, name, lang)
+        label = tr(lang, f"moe_fig_{name}")
         data.append({"type": "scatter", "mode": "lines", "x": x, "y": finite(ys), "name": label,
                      "legendgroup": name, "line": line, **axis_ref(0)})
         data.append({"type": "scatter", "mode": "lines", "x": x, "y": finite(derivatives[name]), "name": label,
                      "legendgroup": name, "showlegend": False, "line": line, **axis_ref(1)})
-    layout = subplot_row([tr(TEXT, "act_values", lang), tr(TEXT, "act_derivs", lang)], spacing=0.08)
+    layout = subplot_row([tr(lang, "moe_fig_act_values"), tr(lang, "moe_fig_act_derivs")], spacing=0.08)
     for i in ("", "2"):
         layout[f"xaxis{i}"].update(title={"text": "x"}, zeroline=True, zerolinecolor="#cbd5e1", gridcolor="#f1f5f9")
         layout[f"yaxis{i}"].update(zeroline=True, zerolinecolor="#cbd5e1", gridcolor="#f1f5f9")
@@ -124,37 +63,37 @@ def gated_figure(name: str, grid: list[float], z: list[list[float]], lang: str =
         {"type": "heatmap", "x": grid, "y": grid, "z": finite_grid(z), "zmin": -bound, "zmax": bound,
          "colorscale": DIVERGING, "colorbar": {"thickness": 12, "len": 0.85},
          "hovertemplate": "a = %{x:.2f}, b = %{y:.2f}: %{z:.3f}<extra></extra>"},
-        {"type": "scatter", "mode": "lines", "x": [lo, hi], "y": [lo, hi], "name": tr(TEXT, "diagonal", lang),
+        {"type": "scatter", "mode": "lines", "x": [lo, hi], "y": [lo, hi], "name": tr(lang, "moe_fig_diagonal"),
          "line": {"color": "#111827", "dash": "dot", "width": 2}},
-        {"type": "scatter", "mode": "lines", "x": [lo, hi], "y": [1, 1], "name": tr(TEXT, "b_one", lang),
+        {"type": "scatter", "mode": "lines", "x": [lo, hi], "y": [1, 1], "name": tr(lang, "moe_fig_b_one"),
          "line": {"color": GREEN, "dash": "dash", "width": 2}},
     ]
-    layout = {"xaxis": {"title": {"text": tr(TEXT, "gate_a", lang)}, "range": [lo, hi]},
-              "yaxis": {"title": {"text": tr(TEXT, "value_b", lang)}, "range": [lo, hi]}}
-    title = tr(TEXT, "gated_title", lang).format(name={"swiglu": "SwiGLU", "geglu": "GEGLU"}[name], act=act)
+    layout = {"xaxis": {"title": {"text": tr(lang, "moe_fig_gate_a")}, "range": [lo, hi]},
+              "yaxis": {"title": {"text": tr(lang, "moe_fig_value_b")}, "range": [lo, hi]}}
+    title = tr(lang, "moe_fig_gated_title", name={"swiglu": "SwiGLU", "geglu": "GEGLU"}[name], act=act)
     return figure(data, _with_legend_below(layout, height=420, title=title))
 
 
-def ffn_sizes_figure(d_model: int, multiple_of: int, dense: dict[str, int], swiglu: dict[str, int],
-                     dense_hidden: int, exact_hidden: float, swiglu_hidden: int, lang: str = "en") -> go.Figure:
-    """Stacked weights per matrix: dense 4d GELU, SwiGLU at exactly 8/3·d, SwiGLU rounded up."""
-    exact_each = d_model * exact_hidden
-    bars = [tr(TEXT, "dense", lang).format(h=dense_hidden), tr(TEXT, "exact", lang).format(h=exact_hidden),
-            tr(TEXT, "rounded", lang).format(h=swiglu_hidden)]
-    parts = [("in", [dense["in"], 0, 0]), ("out", [dense["out"], 0, 0]),
-             ("gate", [0, exact_each, swiglu["gate"]]), ("up", [0, exact_each, swiglu["up"]]),
-             ("down", [0, exact_each, swiglu["down"]])]
+def ffn_sizes_figure(s: FFNSizes, lang: str = "en") -> go.Figure:
+    """Stacked weights per matrix: dense 4d GELU, SwiGLU at exactly 8/3·d, SwiGLU rounded up
+    (every count and ratio from :class:`models.ffn.FFNSizes`)."""
+    bars = [tr(lang, "moe_fig_dense", h=s.dense_hidden), tr(lang, "moe_fig_exact", h=s.exact_hidden),
+            tr(lang, "moe_fig_rounded", h=s.swiglu_hidden)]
+    parts = [("in", [s.dense["in"], 0, 0]), ("out", [s.dense["out"], 0, 0]),
+             ("gate", [0, s.exact_per_matrix, s.swiglu["gate"]]), ("up", [0, s.exact_per_matrix, s.swiglu["up"]]),
+             ("down", [0, s.exact_per_matrix, s.swiglu["down"]])]
     colors = {"in": "#94a3b8", "out": "#475569", "gate": "#ec4899", "up": "#8b5cf6", "down": "#4f46e5"}
-    totals = [sum(dense.values()), 3 * exact_each, sum(swiglu.values())]
-    data = [{"type": "bar", "orientation": "h", "y": bars, "x": xs, "name": tr(TEXT, part, lang),
-             "marker": {"color": colors[part]}, "hovertemplate": "%{x:,.0f}<extra>" + tr(TEXT, part, lang) + "</extra>"}
+    totals = [s.dense_total, s.exact_total, s.swiglu_total]
+    labels = [f"  {s.dense_total:,.0f}", f"  {s.exact_total:,.0f} ({s.exact_change:+.2%})",
+              f"  {s.swiglu_total:,.0f} ({s.change:+.2%})"]
+    data = [{"type": "bar", "orientation": "h", "y": bars, "x": xs, "name": tr(lang, f"moe_fig_{part}"),
+             "marker": {"color": colors[part]}, "hovertemplate": "%{x:,.0f}<extra>" + tr(lang, f"moe_fig_{part}") + "</extra>"}
             for part, xs in parts]
-    data.append({"type": "scatter", "mode": "text", "y": bars, "x": totals, "showlegend": False,
-                 "text": [f"  {t:,.0f} ({t / totals[0] - 1:+.2%})" if i else f"  {t:,.0f}" for i, t in enumerate(totals)],
+    data.append({"type": "scatter", "mode": "text", "y": bars, "x": totals, "showlegend": False, "text": labels,
                  "textposition": "middle right", "hoverinfo": "skip"})
-    layout = {"barmode": "stack", "xaxis": {"title": {"text": tr(TEXT, "weights", lang)}, "range": [0, max(totals) * 1.45]},
+    layout = {"barmode": "stack", "xaxis": {"title": {"text": tr(lang, "moe_fig_weights")}, "range": [0, max(totals) * 1.45]},
               "yaxis": {"autorange": "reversed"}}
-    title = tr(TEXT, "sizes_title", lang).format(d=d_model, h=swiglu_hidden, m=multiple_of)
+    title = tr(lang, "moe_fig_sizes_title", d=s.d_model, h=s.swiglu_hidden, m=s.multiple_of)
     return figure(data, _with_legend_below(layout, height=340, title=title))
 
 
@@ -162,7 +101,7 @@ def ffn_sizes_figure(d_model: int, multiple_of: int, dense: dict[str, int], swig
 
 
 def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[list[int]], kept: list[list[bool]],
-                   load: list[int], kept_load: list[int], capacity: int | None, num_shared: int,
+                   load: list[int], kept_load: list[int], balanced: float, capacity: int | None, num_shared: int,
                    lang: str = "en") -> go.Figure:
     """Router probabilities (experts × tokens) with the chosen experts circled and the dropped ones
     crossed, shared experts as always-on rows on top; beside it the load of each expert.
@@ -171,7 +110,7 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
     one categorical axis with different categories break plotly.js's heatmap calc.
     """
     N, E, k, S = len(labels), len(load), len(topk_idx[0]) if topk_idx else 0, num_shared
-    rows = [tr(TEXT, "shared", lang).format(i=i + 1) for i in range(S)] + [f"E{e + 1}" for e in range(E)]
+    rows = [tr(lang, "moe_fig_shared", i=i + 1) for i in range(S)] + [f"E{e + 1}" for e in range(E)]
     expert_rows = list(range(S, S + E))
     z = [[probs[t][e] for t in range(N)] for e in range(E)]          # (E, N)
     chosen = [([], []) for _ in range(k)]                            # per choice rank: kept (token, row)
@@ -187,67 +126,62 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
          "zmax": max(max(map(max, probs)), 1e-9), "colorscale": WEIGHT_SCALE, **gaps,
          "colorbar": {"title": {"text": "p"}, "thickness": 10, "x": 0.64}, "customdata": [[r] * N for r in rows[S:]],
          "hovertemplate": "%{customdata} · token %{x}: p = %{z:.3f}<extra></extra>", **axis_ref(0)},
-        *({"type": "scatter", "mode": "markers", "x": xs, "y": ys, "name": tr(TEXT, "choice", lang).format(r=r + 1),
+        *({"type": "scatter", "mode": "markers", "x": xs, "y": ys, "name": tr(lang, "moe_fig_choice", r=r + 1),
            "marker": {"symbol": "circle-open", "size": marker_size, "color": RANK_COLORS[min(r, len(RANK_COLORS) - 1)],
                       "line": {"width": 2.5 if r == 0 else 2}}, "hoverinfo": "skip", **axis_ref(0)}
           for r, (xs, ys) in enumerate(chosen)),
-        {"type": "scatter", "mode": "markers", "x": drop_x, "y": drop_y, "name": tr(TEXT, "dropped", lang),
+        {"type": "scatter", "mode": "markers", "x": drop_x, "y": drop_y, "name": tr(lang, "moe_fig_dropped"),
          "marker": {"symbol": "x-thin", "size": marker_size, "color": NAN_COLOR, "line": {"width": 3, "color": NAN_COLOR}},
          "hoverinfo": "skip", **axis_ref(0)},
     ]
     if S:
         data.append({"type": "heatmap", "x": list(range(N)), "y": list(range(S)), "z": [[1] * N for _ in range(S)],
                      "zmin": 0, "zmax": 1, "showscale": False, "colorscale": [[0, "#e2e8f0"], [1, "#cbd5e1"]], **gaps,
-                     "hovertemplate": tr(TEXT, "shared_hover", lang) + "<extra></extra>", **axis_ref(0)})
+                     "hovertemplate": tr(lang, "moe_fig_shared_hover") + "<extra></extra>", **axis_ref(0)})
     data += [
-        {"type": "bar", "orientation": "h", "y": list(range(S)), "x": [N] * S, "name": tr(TEXT, "shared_hover", lang),
+        {"type": "bar", "orientation": "h", "y": list(range(S)), "x": [N] * S, "name": tr(lang, "moe_fig_shared_hover"),
          "marker": {"color": "#cbd5e1"}, "showlegend": False, "hovertemplate": "%{x}<extra></extra>", **axis_ref(1)},
-        {"type": "bar", "orientation": "h", "y": expert_rows, "x": kept_load, "name": tr(TEXT, "kept", lang),
+        {"type": "bar", "orientation": "h", "y": expert_rows, "x": kept_load, "name": tr(lang, "moe_fig_kept"),
          "marker": {"color": INDIGO}, "showlegend": False, **axis_ref(1)},
         {"type": "bar", "orientation": "h", "y": expert_rows, "x": [a - b for a, b in zip(load, kept_load)],
-         "name": tr(TEXT, "dropped", lang), "marker": {"color": NAN_COLOR}, "showlegend": False, **axis_ref(1)},
+         "name": tr(lang, "moe_fig_dropped"), "marker": {"color": NAN_COLOR}, "showlegend": False, **axis_ref(1)},
     ]
-    balanced = N * k / E
     shapes = [{"type": "line", "xref": "x2", "yref": "y2 domain", "x0": balanced, "x1": balanced, "y0": 0, "y1": 1,
                "line": {"color": "#111827", "dash": "dash", "width": 1.5}}]
     notes = [{"xref": "x2", "yref": "y2 domain", "x": balanced, "y": 1.0, "yanchor": "bottom", "xanchor": "right",
-              "showarrow": False, "text": tr(TEXT, "balanced", lang).format(v=round(balanced, 2)) + " ",
+              "showarrow": False, "text": tr(lang, "moe_fig_balanced", v=round(balanced, 2)) + " ",
               "font": {"size": 11}}]
     if capacity is not None:
         shapes.append({"type": "line", "xref": "x2", "yref": "y2 domain", "x0": capacity, "x1": capacity, "y0": 0,
                        "y1": 1, "line": {"color": NAN_COLOR, "dash": "dot", "width": 2}})
         notes.append({"xref": "x2", "yref": "y2 domain", "x": capacity, "y": 1.0, "yanchor": "bottom", "xanchor": "left",
-                      "showarrow": False, "text": " " + tr(TEXT, "capacity", lang).format(c=capacity),
+                      "showarrow": False, "text": " " + tr(lang, "moe_fig_capacity", c=capacity),
                       "font": {"size": 11, "color": NAN_COLOR}})
     row_axis = {"range": [S + E - 0.5, -0.5], "tickmode": "array", "tickvals": list(range(S + E)), "ticktext": rows,
                 "showticklabels": S + E <= 40, "showgrid": False, "zeroline": False}
     layout = subplot_row(["", ""], spacing=0.1)
-    layout["xaxis"].update(domain=[0, 0.62], title={"text": tr(TEXT, "token", lang)}, tickmode="array",
+    layout["xaxis"].update(domain=[0, 0.62], title={"text": tr(lang, "moe_fig_token")}, tickmode="array",
                            tickvals=list(range(N)), ticktext=[_short(s) for s in labels], tickangle=-60,
                            showticklabels=N <= 80, range=[-0.5, N - 0.5], showgrid=False, zeroline=False)
-    layout["yaxis"].update(row_axis, title={"text": tr(TEXT, "expert", lang)})
-    layout["xaxis2"].update(domain=[0.72, 1.0], title={"text": tr(TEXT, "load", lang)})
+    layout["yaxis"].update(row_axis, title={"text": tr(lang, "moe_fig_expert")})
+    layout["xaxis2"].update(domain=[0.72, 1.0], title={"text": tr(lang, "moe_fig_load")})
     layout["yaxis2"].update(row_axis)
     layout.update(barmode="stack", shapes=shapes, annotations=notes)
     layout["legend"] = {"orientation": "h", "x": 0, "y": 1.0, "xanchor": "left", "yanchor": "bottom",
                         "traceorder": "normal", "font": {"size": 11}}
     height = max(380, min(900, 170 + 18 * len(rows)))
-    return figure(data, layout | base_layout(height=height, title=tr(TEXT, "route_title", lang).format(k=k)))
+    return figure(data, layout | base_layout(height=height, title=tr(lang, "moe_fig_route_title", k=k)))
 
 
-def flow_figure(topk_idx: list[list[int]], kept: list[list[bool]], routed_norm: list[float], num_experts: int,
-                lang: str = "en") -> go.Figure:
+def flow_figure(flows: list[list[int]], kept: list[list[bool]], routed_norm: list[float], dropped: int,
+                assignments: int, lang: str = "en") -> go.Figure:
     """A Sankey from choice rank to expert (or to "dropped: residual only"), and per token the size of
-    the routed output: zero for a token whose every slot was dropped."""
-    k = len(topk_idx[0]) if topk_idx else 0
-    nodes = ([tr(TEXT, "choice", lang).format(r=r + 1) for r in range(k)] + [f"E{e + 1}" for e in range(num_experts)]
-             + [tr(TEXT, "residual", lang)])
-    flows: dict[tuple[int, int], int] = {}
-    for row, keep in zip(topk_idx, kept):
-        for slot, (e, ok) in enumerate(zip(row, keep)):
-            target = k + e if ok else k + num_experts
-            flows[(slot, target)] = flows.get((slot, target), 0) + 1
-    links = sorted(flows.items())
+    the routed output: zero for a token whose every slot was dropped. ``flows[rank][e]`` counts the
+    assignments (:meth:`models.moe_explore.RouteExploration.flows`), column ``E`` the dropped ones."""
+    k, num_experts = len(flows), len(flows[0]) - 1 if flows else 0
+    nodes = ([tr(lang, "moe_fig_choice", r=r + 1) for r in range(k)] + [f"E{e + 1}" for e in range(num_experts)]
+             + [tr(lang, "moe_fig_residual")])
+    links = [((slot, k + e), n) for slot, row in enumerate(flows) for e, n in enumerate(row) if n]
     colors = ([INDIGO] * k + [GRAY] * num_experts + [NAN_COLOR])
     sankey = {"type": "sankey", "domain": {"x": [0, 0.46], "y": [0, 1]}, "arrangement": "snap",
               "node": {"label": nodes, "color": colors, "pad": 6, "thickness": 14,
@@ -262,31 +196,30 @@ def flow_figure(topk_idx: list[list[int]], kept: list[list[bool]], routed_norm: 
     color = [INDIGO if n == k else (ORANGE if n else NAN_COLOR) for n in kept_slots]
     bars = {"type": "bar", "x": list(range(len(routed_norm))), "y": finite(routed_norm), "marker": {"color": color},
             "showlegend": False, "hovertemplate": "token %{x}: %{y:.3f}<extra></extra>", **axis_ref(0)}
-    legend = [{"type": "bar", "x": [None], "y": [None], "name": tr(TEXT, key, lang).format(k=k),
+    legend = [{"type": "bar", "x": [None], "y": [None], "name": tr(lang, f"moe_fig_{key}", k=k),
                "marker": {"color": c}, **axis_ref(0)}
               for key, c in (("slots_all", INDIGO), ("slots_some", ORANGE))]
     nothing_kept = [t for t, n in enumerate(kept_slots) if n == 0]   # a zero bar is invisible: mark it
     legend.append({"type": "scatter", "mode": "markers", "x": nothing_kept, "y": [0] * len(nothing_kept),
-                   "name": tr(TEXT, "slots_none", lang), "marker": {"symbol": "x-thin", "size": 9, "color": NAN_COLOR,
+                   "name": tr(lang, "moe_fig_slots_none"), "marker": {"symbol": "x-thin", "size": 9, "color": NAN_COLOR,
                                                                      "line": {"width": 2.5, "color": NAN_COLOR}},
                    "cliponaxis": False, "hovertemplate": "token %{x}: y = 0<extra></extra>", **axis_ref(0)})
-    total = sum(len(r) for r in kept)
-    dropped = total - sum(kept_slots)
-    layout = {"xaxis": {"domain": [0.56, 1.0], "anchor": "y", "title": {"text": tr(TEXT, "token", lang)}},
-              "yaxis": {"anchor": "x", "title": {"text": tr(TEXT, "routed_norm", lang)}, "rangemode": "tozero"}}
-    title = tr(TEXT, "flow_title", lang).format(dropped=dropped, total=total)
+    layout = {"xaxis": {"domain": [0.56, 1.0], "anchor": "y", "title": {"text": tr(lang, "moe_fig_token")}},
+              "yaxis": {"anchor": "x", "title": {"text": tr(lang, "moe_fig_routed_norm")}, "rangemode": "tozero"}}
+    title = tr(lang, "moe_fig_flow_title", dropped=dropped, total=assignments)
     return figure([sankey, bars, *legend], _with_legend_below(layout, height=400, title=title))
 
 
 def loss_figure(aux: float, z: float, num_experts: int, top_k: int, counts: dict[str, int],
                 lang: str = "en") -> go.Figure:
     """The aux loss between its balanced (k) and collapsed (E) values; parameters and FLOPs per token
-    of the MoE against a dense FFN of equal active size."""
-    names = [tr(TEXT, key, lang) for key in ("moe_total", "moe_active", "dense_eq")]
+    of the MoE against a dense FFN of equal active size (``counts``: ``total``, ``active``, ``dense``
+    weights, ``flops_moe``, ``flops_dense`` per token)."""
+    names = [tr(lang, f"moe_fig_{key}") for key in ("moe_total", "moe_active", "dense_eq")]
     params = [counts["total"], counts["active"], counts["dense"]]
-    flops = [2 * counts["active"], 2 * counts["dense"]]
+    flops = [counts["flops_moe"], counts["flops_dense"]]
     data = [
-        {"type": "bar", "orientation": "h", "y": [tr(TEXT, "aux", lang)], "x": [aux], "marker": {"color": INDIGO},
+        {"type": "bar", "orientation": "h", "y": [tr(lang, "moe_fig_aux")], "x": [aux], "marker": {"color": INDIGO},
          "text": [f"{aux:.3f}"], "textposition": "outside", "showlegend": False, "hoverinfo": "skip", **axis_ref(0)},
         {"type": "bar", "x": names, "y": params, "marker": {"color": [INDIGO, "#818cf8", GRAY]},
          "text": [f"{p:,}" for p in params], "textposition": "outside", "showlegend": False,
@@ -295,7 +228,7 @@ def loss_figure(aux: float, z: float, num_experts: int, top_k: int, counts: dict
          "text": [f"{f:,}" for f in flops], "textposition": "outside", "showlegend": False,
          "hovertemplate": "%{x}: %{y:,}<extra></extra>", **axis_ref(2)},
     ]
-    layout = subplot_row([tr(TEXT, "aux", lang), tr(TEXT, "params", lang), tr(TEXT, "flops", lang)], spacing=0.1)
+    layout = subplot_row([tr(lang, "moe_fig_aux"), tr(lang, "moe_fig_params"), tr(lang, "moe_fig_flops")], spacing=0.1)
     top = max(num_experts, aux) * 1.15
     layout["xaxis"].update(range=[0, top])
     layout["yaxis"].update(showticklabels=False)
@@ -307,10 +240,10 @@ def loss_figure(aux: float, z: float, num_experts: int, top_k: int, counts: dict
                        "line": {"color": color, "dash": "dash", "width": 2}})
         notes.append({"xref": "x", "yref": "y domain", "x": value, "y": 0.02 if key == "aux_balanced" else 0.9,
                       "yanchor": "bottom" if key == "aux_balanced" else "top", "xanchor": "left", "showarrow": False,
-                      "text": f" {tr(TEXT, key, lang)} ({value})", "font": {"size": 11, "color": color}})
+                      "text": f" {tr(lang, 'moe_fig_' + key)} ({value})", "font": {"size": 11, "color": color}})
     layout["shapes"] = shapes
     layout["annotations"] += notes
-    title = tr(TEXT, "loss_title", lang).format(aux=aux, z=z, k=top_k, E=num_experts)
+    title = tr(lang, "moe_fig_loss_title", aux=aux, z=z, k=top_k, E=num_experts)
     return figure(data, layout | base_layout(height=360, title=title))
 
 
@@ -322,44 +255,30 @@ def _short(label: str, width: int = 8) -> str:
 
 
 def _run_title(run: str, aux_coef: float, lang: str) -> str:
-    return tr(TEXT, "run_aux", lang).format(c=aux_coef) if run == "aux" else tr(TEXT, "run_no_aux", lang)
+    return tr(lang, "moe_fig_run_aux", c=aux_coef) if run == "aux" else tr(lang, "moe_fig_run_no_aux")
 
 
-def binned_steps(loads: list[list[float]], max_columns: int) -> tuple[list[float], list[list[float]]]:
-    """``(x, z[E][columns])``: per-step loads averaged over consecutive steps so that at most
-    ``max_columns`` columns remain (a streamed figure stays small); ``x`` is each bin's mean step.
-
-    >>> binned_steps([[1.0, 0.0], [0.0, 1.0], [0.5, 0.5]], 2)
-    ([1.5, 3.0], [[0.5, 0.5], [0.5, 0.5]])
-    """
-    width = max(1, -(-len(loads) // max_columns))                     # ceil: steps per column
-    bins = [loads[i:i + width] for i in range(0, len(loads), width)]
-    x = [i * width + (len(b) + 1) / 2 for i, b in enumerate(bins)]
-    E = len(loads[0]) if loads else 0
-    return x, [[sum(row[e] for row in b) / len(b) for b in bins] for e in range(E)]
-
-
-def train_load_figure(runs: dict[str, list[list[float]]], aux_coef: float, total_steps: int,
-                      lang: str = "en", *, max_columns: int = 150) -> go.Figure:
-    """One heatmap per run: experts × steps, colour = share of the step's assignments (steps binned
-    into at most ``max_columns`` columns)."""
+def train_load_figure(runs: dict[str, tuple[list[float], list[list[float]]]], aux_coef: float, total_steps: int,
+                      lang: str = "en") -> go.Figure:
+    """One heatmap per run: experts × steps, colour = share of the step's assignments; ``runs`` maps a
+    run to ``(steps, z[E][columns])`` (:meth:`models.moe_train.History.binned_load`)."""
     names = list(runs)
-    E = len(next(iter(runs.values()))[0]) if runs and next(iter(runs.values())) else 1
+    E = max((len(z) for _, z in runs.values()), default=0) or 1
     zmax = min(1.0, 4 / E)                                            # balanced = a quarter of the scale
     data = []
     for i, name in enumerate(names):
-        steps, z = binned_steps(runs[name], max_columns)                 # (E, columns)
+        steps, z = runs[name]                                            # (E, columns)
         data.append({"type": "heatmap", "x": steps, "y": [f"E{e + 1}" for e in range(E)],
                      "z": finite_grid(z), "zmin": 0, "zmax": zmax, "colorscale": LOAD_SCALE, "showscale": i == 0,
-                     "colorbar": {"title": {"text": tr(TEXT, "share", lang)}, "thickness": 10},
+                     "colorbar": {"title": {"text": tr(lang, "moe_fig_share")}, "thickness": 10},
                      "hovertemplate": "%{y} · step %{x}: %{z:.3f}<extra></extra>", **axis_ref(i)})
     layout = subplot_row([_run_title(n, aux_coef, lang) for n in names], spacing=0.08)
     for i in range(len(names)):
         suffix = "" if i == 0 else str(i + 1)
-        layout[f"xaxis{suffix}"].update(range=[0.5, total_steps + 0.5], title={"text": tr(TEXT, "step", lang)})
+        layout[f"xaxis{suffix}"].update(range=[0.5, total_steps + 0.5], title={"text": tr(lang, "moe_fig_step")})
         layout[f"yaxis{suffix}"].update(autorange="reversed", showticklabels=True)
     return figure(data, layout | base_layout(height=max(300, 140 + 16 * E),
-                                             title=tr(TEXT, "train_load_title", lang)))
+                                             title=tr(lang, "moe_fig_train_load_title")))
 
 
 def train_curves_figure(curves: dict[str, dict[str, list[float]]], aux_coef: float, num_experts: int, top_k: int,
@@ -372,9 +291,9 @@ def train_curves_figure(curves: dict[str, dict[str, list[float]]], aux_coef: flo
             data.append({"type": "scatter", "mode": "lines", "x": steps, "y": finite(series[key]),
                          "name": _run_title(run, aux_coef, lang), "legendgroup": run, "showlegend": panel == 0,
                          "line": {**RUN_STYLE[run], "width": 1.6}, **axis_ref(panel)})
-    layout = subplot_row([tr(TEXT, f"curves_{k}", lang) for k in ("cv", "aux", "task")], spacing=0.07)
+    layout = subplot_row([tr(lang, f"moe_fig_curves_{k}") for k in ("cv", "aux", "task")], spacing=0.07)
     for i in ("", "2", "3"):
-        layout[f"xaxis{i}"].update(range=[1, total_steps], title={"text": tr(TEXT, "step", lang)})
+        layout[f"xaxis{i}"].update(range=[1, total_steps], title={"text": tr(lang, "moe_fig_step")})
     layout["yaxis"].update(rangemode="tozero")
     layout["shapes"] = [{"type": "line", "xref": "x2 domain", "yref": "y2", "x0": 0, "x1": 1, "y0": top_k, "y1": top_k,
                          "line": {"color": GREEN, "dash": "dot", "width": 1.5}}]
@@ -400,18 +319,18 @@ def expert_chars_figure(vocab: list[str], shares: dict[str, list[list[float]]], 
     labels = [printable(c) for c in vocab]
     data = [{"type": "heatmap", "x": labels, "y": [f"E{e + 1}" for e in range(E)], "z": finite_grid(shares[name]),
              "zmin": 0, "zmax": 1, "colorscale": LOAD_SCALE, "showscale": i == 0, "xgap": 1, "ygap": 1,
-             "colorbar": {"title": {"text": tr(TEXT, "share", lang)}, "thickness": 10},
+             "colorbar": {"title": {"text": tr(lang, "moe_fig_share")}, "thickness": 10},
              "hovertemplate": "'%{x}' → %{y}: %{z:.2f}<extra></extra>", **axis_ref(i)}
             for i, name in enumerate(names)]
     layout = subplot_row([_run_title(n, aux_coef, lang) for n in names], spacing=0.06)
     for i in range(len(names)):
         suffix = "" if i == 0 else str(i + 1)
         layout[f"xaxis{suffix}"].update(type="category", tickangle=0, tickfont={"size": 9},
-                                        title={"text": tr(TEXT, "char", lang)})
+                                        title={"text": tr(lang, "moe_fig_char")})
         layout[f"yaxis{suffix}"].update(autorange="reversed")
-    return figure(data, layout | base_layout(height=max(300, 140 + 16 * E), title=tr(TEXT, "chars_title", lang)))
+    return figure(data, layout | base_layout(height=max(300, 140 + 16 * E), title=tr(lang, "moe_fig_chars_title")))
 
 
 def waiting_figures(lang: str = "en") -> tuple:
     """The training view's three figures before the first run."""
-    return tuple(waiting(tr(TEXT, key, lang)) for key in ("wait_load", "wait_curves", "wait_chars"))
+    return tuple(waiting(tr(lang, f"moe_fig_{key}")) for key in ("wait_load", "wait_curves", "wait_chars"))
