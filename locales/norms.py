@@ -189,7 +189,7 @@ STRINGS = {
         'norm_seed': '随机种子（权重和批次）',
         'norm_grads_plot': '每层的梯度范数',
         'norm_sweep': '扫描深度（1 … L 层）',
-        'norm_sweep_plot': '最顶层与深度',
+        'norm_sweep_plot': '最顶层梯度随深度的变化',
         'norm_train_heading': '### 2 · 训练中：Post-LN 与 Pre-LN，有无预热',
         'norm_train_intro': '四个字符级模型（6 层，d = 64）在随附的英文文本上用 Adam 训练，从相同的权重出发、使用相同的批次，逐步交替进行。不做梯度裁剪。',
         'norm_lr': '学习率（Adam）',

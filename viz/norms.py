@@ -34,6 +34,31 @@ def _what(code: str, lang: str, blow_up: float) -> str:
     return tr(lang, f"norm_what_{code}", factor=f"{blow_up:g}")
 
 
+def log_ticks(values, *, most: int = 6) -> dict:
+    """Tick values for a log axis over ``values`` (non-positive and missing ones ignored): 1-2-5 in each
+    decade, only the decades when those would be more than ``most``, every digit when the range is
+    too narrow for two of 1-2-5; ``{}`` (Plotly's own ticks) when even that leaves fewer than two.
+    Plotly's automatic log ticks label every digit of a decade, which overlap in a small panel.
+
+    >>> log_ticks([0.06, 0.3, 1.1])["tickvals"]
+    [0.1, 0.2, 0.5, 1.0]
+    >>> log_ticks([0.001, 3.0])["tickvals"]
+    [0.001, 0.01, 0.1, 1.0]
+    >>> log_ticks([1.2, 3.4])["tickvals"], log_ticks([1.2, 1.3])
+    ([2.0, 3.0], {})
+    """
+    shown = [v for v in values if v is not None and math.isfinite(v) and v > 0]
+    if not shown:
+        return {}
+    lo, hi = min(shown), max(shown)
+    decades = range(math.floor(math.log10(lo)), math.floor(math.log10(hi)) + 1)
+    for digits in ((1, 2, 5), (1,), (1, 2, 3, 4, 5, 6, 7, 8, 9)):
+        ticks = [float(f"{d}e{k}") for k in decades for d in digits if lo <= float(f"{d}e{k}") <= hi]
+        if 2 <= len(ticks) <= most or (digits == (1,) and len(ticks) > most):
+            return {"tickvals": ticks[:: math.ceil(len(ticks) / most)]}
+    return {}
+
+
 def grid_layout(titles: list[str], cols: int, *, hgap: float = 0.07, vgap: float = 0.16) -> dict:
     """Panels in rows of ``cols``, numbered row by row as :func:`viz.common.axis_ref` expects.
 
@@ -84,9 +109,11 @@ def gradients_figure(results: dict[str, dict], *, norm: str, d_model: int, log_y
         suffix = "" if i == 0 else str(i + 1)
         layout[f"xaxis{suffix}"].update(title={"text": tr(lang, "norm_fig_layer") if i >= 3 else None},
                                         dtick=1 if n_layers <= 12 else 2, range=[0.5, n_layers + 0.5])
+        shown = [y for trace in data if trace.get("yaxis", "y") == f"y{suffix}" for y in trace["y"]]
         layout[f"yaxis{suffix}"].update(type="log" if log_y else "linear", tickformat=".2g", nticks=5,
                                         title={"text": tr(lang, "norm_fig_grad") if i % 3 == 0 else None},
-                                        rangemode="tozero" if not log_y else "normal")
+                                        rangemode="tozero" if not log_y else "normal",
+                                        **(log_ticks(shown) if log_y else {}))
     title = tr(lang, "norm_fig_grads_title", norm="LayerNorm" if norm == "layernorm" else "RMSNorm",
                                                  layers=n_layers, d=d_model)
     return figure(data, layout | base_layout(height=600, title=title) | _legend(600))
@@ -113,7 +140,8 @@ def sweep_figure(points: dict[str, list[tuple[int, float]]], *, lang: str = "en"
                          "y": [g0 * (d / l0) ** slope for d in depths], "name": tr(lang, f"norm_fig_{key}"),
                          "line": {"color": COLORS[variant], "dash": "dot", "width": 1}, "hoverinfo": "skip"})
     layout = {"xaxis": {"type": "log", "title": {"text": tr(lang, "norm_fig_depth")}, "tickvals": depths},
-              "yaxis": {"type": "log", "title": {"text": tr(lang, "norm_fig_top_grad")}, "tickformat": ".2g", "nticks": 6}}
+              "yaxis": {"type": "log", "title": {"text": tr(lang, "norm_fig_top_grad")}, "tickformat": ".2g", "nticks": 6,
+                        **log_ticks([y for trace in data for y in trace["y"]])}}
     return figure(data, layout | base_layout(height=400, title=tr(lang, "norm_fig_sweep_title")) | _legend(400))
 
 
@@ -144,7 +172,8 @@ def training_figure(runs: list[dict], *, step: int, steps: int, lr: float, warmu
     for i in range(2):
         suffix = "" if i == 0 else str(i + 1)
         layout[f"xaxis{suffix}"].update(title={"text": tr(lang, "norm_fig_step")}, range=[0, steps + 1])
-    layout["yaxis2"].update(type="log", tickformat=".2g", nticks=6)
+    layout["yaxis2"].update(type="log", tickformat=".2g", nticks=6,
+                            **log_ticks([y for trace in data if trace.get("yaxis") == "y2" for y in trace["y"]]))
     title = tr(lang, "norm_fig_train_title", step=step, steps=steps, lr=lr, warmup=warmup)
     return figure(data, layout | base_layout(height=420, title=title) | _legend(420))
 
