@@ -11,15 +11,17 @@ Warm-up is linear from 0 to the learning rate over ``warmup`` steps, then consta
 the only difference between a pair of runs is the warm-up). No gradient clipping: clipping would
 hide the very instability the comparison shows. A run whose loss or gradient norm stops being
 finite, or whose loss climbs above ``BLOW_UP`` times its first value, is stopped there and
-reported ("loss became NaN at step 37"); its curve ends, nothing non-finite is returned.
+reported ("loss became NaN at step 37": ``RunCurve.diverged_what`` is ``"loss_nan"``, a key of
+``locales/norms.py``); its curve ends, nothing non-finite is returned.
 
 Not handled: dropout, weight decay, learning-rate decay, validation loss, mixed precision.
 """
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterator, Literal
 
 import torch
 import torch._dynamo  # noqa: F401  (an optimizer's constructor imports it, ~1 s: here, once per server,
@@ -37,7 +39,7 @@ RUNS = (("post", True), ("post", False), ("pre", True), ("pre", False))
 # Adam bounds each step, so a huge learning rate rarely reaches NaN behind LayerNorm: the loss climbs to
 # thousands instead. A run whose loss exceeds this multiple of its first loss has diverged too.
 BLOW_UP = 3.0
-BLEW_UP = f"loss blew up (over {BLOW_UP:g}× its first value)"
+BLEW_UP = "blew_up"                   # RunCurve.diverged_what of such a run
 
 
 @dataclass(frozen=True)
@@ -97,7 +99,7 @@ class RunCurve:
     loss: list[float] = field(default_factory=list)
     grad_norm: list[float] = field(default_factory=list)
     diverged_at: int | None = None     # the step whose loss or gradient stopped being finite
-    diverged_what: str = ""            # e.g. "loss became NaN"
+    diverged_what: str = ""            # what stopped being finite: "loss_nan", "grad_inf", … or BLEW_UP
 
     @property
     def name(self) -> str:
@@ -118,8 +120,9 @@ class TrainProgress:
         return self.step >= self.config.steps or all(r.diverged_at for r in self.runs)
 
 
-def _finding(value: float) -> str:
-    return "NaN" if math.isnan(value) else ("inf" if value > 0 else "-inf")
+def _non_finite(value: float) -> str:
+    """``"nan"``, ``"inf"`` or ``"neg_inf"``: how a value stopped being finite."""
+    return "nan" if math.isnan(value) else ("inf" if value > 0 else "neg_inf")
 
 
 @on_gpu(duration=120)
@@ -165,9 +168,9 @@ def _step(model, opt, run: RunCurve, ids: torch.Tensor, step: int, lr: float) ->
     grad_norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad)
                                                       for p in model.parameters() if p.grad is not None]))
     loss_value, norm_value = (float(v) for v in torch.stack([loss.detach(), grad_norm]).tolist())
-    for what, value in (("loss", loss_value), ("gradient norm", norm_value)):
+    for what, value in (("loss", loss_value), ("grad", norm_value)):
         if not math.isfinite(value):
-            run.diverged_at, run.diverged_what = step, f"{what} became {_finding(value)}"
+            run.diverged_at, run.diverged_what = step, f"{what}_{_non_finite(value)}"
             return
     if run.loss and loss_value > BLOW_UP * run.loss[0]:
         run.diverged_at, run.diverged_what = step, BLEW_UP
@@ -175,6 +178,52 @@ def _step(model, opt, run: RunCurve, ids: torch.Tensor, step: int, lr: float) ->
     run.loss.append(loss_value)
     run.grad_norm.append(norm_value)
     opt.step()
+
+
+# The table's numbers: the "final loss" is the mean of the last FINAL_WINDOW steps (one step is noisy); a
+# finished run whose final loss is within STALL_MARGIN nats of the plateau (the entropy of the letter
+# frequencies, models.norm_data.unigram_entropy) learned the letter frequencies and nothing more: it stalled.
+FINAL_WINDOW = 20
+STALL_MARGIN = 0.1
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What one run shows so far, in numbers: its row in the tab's table.
+
+    ``status``: ``"diverged"`` (``what`` at ``step``), else ``"running"`` until the comparison is done,
+    then ``"stalled"`` or ``"trained"``.
+    """
+
+    status: Literal["running", "trained", "stalled", "diverged"]
+    final: float | None                # mean loss of the last FINAL_WINDOW steps; None before the first step
+    best: float | None                 # lowest loss
+    max_grad: float | None             # largest global gradient norm
+    what: str = ""                     # diverged: RunCurve.diverged_what
+    step: int | None = None            # diverged: the step it happened
+
+
+def finding(run: RunCurve, *, plateau: float, done: bool) -> Finding:
+    """The finding of ``run``: trained, stalled near ``plateau`` nats, diverged, or still running.
+
+    >>> stuck = RunCurve("post", False, loss=[3.5] * 5 + [3.0] * 20, grad_norm=[0.5] * 25)
+    >>> finding(stuck, plateau=3.05, done=True)
+    Finding(status='stalled', final=3.0, best=3.0, max_grad=0.5, what='', step=None)
+    >>> finding(stuck, plateau=3.05, done=False).status, finding(stuck, plateau=3.5, done=True).status
+    ('running', 'trained')
+    >>> finding(RunCurve("pre", True, diverged_at=1, diverged_what="loss_nan"), plateau=3.0, done=False)
+    Finding(status='diverged', final=None, best=None, max_grad=None, what='loss_nan', step=1)
+    """
+    loss = run.loss                                          # finite: a run stops at its first non-finite step
+    final = statistics.fmean(loss[-FINAL_WINDOW:]) if loss else None
+    numbers = (final, min(loss) if loss else None, max(run.grad_norm) if run.grad_norm else None)
+    if run.diverged_at:
+        return Finding("diverged", *numbers, what=run.diverged_what, step=run.diverged_at)
+    if not done:
+        return Finding("running", *numbers)
+    if len(loss) >= FINAL_WINDOW and final >= plateau - STALL_MARGIN:
+        return Finding("stalled", *numbers)
+    return Finding("trained", *numbers)
 
 
 @dataclass(frozen=True)

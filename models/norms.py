@@ -32,7 +32,7 @@ setting of GPT-2 and of DeepNet's decoder-only α, β), learned positions, mixed
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Iterator, Literal
 
 import torch
 
@@ -44,7 +44,8 @@ from models.transformer import Block, Transformer, TransformerConfig, deepnorm_c
 from models.transformer.layers import EPS, NORMS, LayerNorm, RMSNorm
 
 __all__ = ["LayerNorm", "RMSNorm", "NORMS", "EPS", "Block", "StackConfig", "build_stack", "deepnorm_constants",
-           "layer_gradient_norms", "compare_variants", "depth_sweep", "sweep_depths", "GradNorms", "DepthPoint"]
+           "layer_gradient_norms", "compare_variants", "gradients_by_variant", "depth_sweep", "sweep_depths",
+           "GradNorms", "DepthPoint", "Trend", "gradient_trend"]
 
 Variant = Literal["post", "pre", "sandwich", "deepnorm"]
 NormKind = Literal["layernorm", "rmsnorm"]
@@ -184,6 +185,31 @@ def _gradient_norms(n_layers: int, *, variant: Variant, d_model: int = 256, n_he
 layer_gradient_norms = on_gpu(_gradient_norms)    # the public entry point; the private one nests in others
 
 
+def _each_variant(n_layers: int, variants: list[str], **kwargs) -> Iterator[GradNorms]:
+    """:func:`layer_gradient_norms` of each variant in turn, with one seed (the same weights and batch);
+    the work bound counts them all, and is checked before the first is measured."""
+    if not variants:
+        raise InputError("norms_err_no_variant", variants=", ".join(VARIANTS))
+    for variant in variants:
+        choice("norms_variant", variant, VARIANTS)
+    _batch_args(kwargs.get("seq_len", 64), kwargs.get("batch", 16))
+    check_work(n_layers, kwargs.get("d_model", 256), kwargs.get("seq_len", 64) * kwargs.get("batch", 16),
+               len(variants))
+    for variant in dict.fromkeys(variants):
+        yield _gradient_norms(n_layers, variant=variant, **kwargs)
+
+
+@on_gpu(duration=60)
+def gradients_by_variant(n_layers: int, variants: list[str], **kwargs) -> Iterator[GradNorms]:
+    """:func:`compare_variants` one variant at a time: each :class:`GradNorms` as soon as it is measured
+    (what ``/norm_gradients`` streams: the first placement after half the work of two).
+
+    >>> [g.variant for g in gradients_by_variant(2, ["pre", "post"], d_model=16, n_heads=2, seq_len=8, batch=1)]
+    ['pre', 'post']
+    """
+    yield from _each_variant(n_layers, variants, **kwargs)
+
+
 @on_gpu
 def compare_variants(n_layers: int, variants: list[str], **kwargs) -> dict[str, GradNorms]:
     """:func:`layer_gradient_norms` of several variants with one seed (the same weights and batch);
@@ -193,14 +219,40 @@ def compare_variants(n_layers: int, variants: list[str], **kwargs) -> dict[str, 
     >>> list(g), len(g["pre"].stream_rms)
     (['post', 'pre'], 2)
     """
-    if not variants:
-        raise InputError("norms_err_no_variant", variants=", ".join(VARIANTS))
-    for variant in variants:
-        choice("norms_variant", variant, VARIANTS)
-    _batch_args(kwargs.get("seq_len", 64), kwargs.get("batch", 16))
-    check_work(n_layers, kwargs.get("d_model", 256), kwargs.get("seq_len", 64) * kwargs.get("batch", 16),
-               len(variants))
-    return {v: _gradient_norms(n_layers, variant=v, **kwargs) for v in dict.fromkeys(variants)}
+    return {g.variant: g for g in _each_variant(n_layers, variants, **kwargs)}
+
+
+# A gradient that changes by less than this factor from the bottom layer to the top is "about flat".
+FLAT_WITHIN = 1.1
+
+
+@dataclass(frozen=True)
+class Trend:
+    """How the placements' FFN-out gradients change from the bottom layer to the top: the numbers the
+    tab's summary states. Each dict is keyed by variant, in the order measured."""
+
+    bottom: dict[str, float]               # layer 1's FFN-out gradient norm
+    top: dict[str, float]                  # the top layer's
+    ratio: dict[str, float]                # top / bottom (inf when the bottom is 0)
+    direction: dict[str, str]              # "rises", "falls" or "flat" (within FLAT_WITHIN)
+    stream_top: dict[str, float]           # residual stream RMS after the last block
+    post_over_pre: float | None            # Post-LN's top gradient / Pre-LN's, when both were measured
+
+
+def gradient_trend(per_layer: dict[str, list[float]], stream_rms: dict[str, list[float]]) -> Trend:
+    """The :class:`Trend` of the FFN-out gradients ``per_layer[variant]`` (bottom layer first).
+
+    >>> t = gradient_trend({"post": [1.0, 2.0], "pre": [1.0, 0.5]}, {"post": [1.0, 1.0], "pre": [1.0, 2.0]})
+    >>> t.ratio, t.direction, t.post_over_pre
+    ({'post': 2.0, 'pre': 0.5}, {'post': 'rises', 'pre': 'falls'}, 4.0)
+    """
+    bottom = {v: values[0] for v, values in per_layer.items()}
+    top = {v: values[-1] for v, values in per_layer.items()}
+    ratio = {v: top[v] / bottom[v] if bottom[v] else float("inf") for v in per_layer}
+    direction = {v: "rises" if r > FLAT_WITHIN else "falls" if r < 1 / FLAT_WITHIN else "flat" for v, r in ratio.items()}
+    both = "post" in top and "pre" in top and top["pre"] > 0
+    return Trend(bottom, top, ratio, direction, {v: rms[-1] for v, rms in stream_rms.items()},
+                 top["post"] / top["pre"] if both else None)
 
 
 @dataclass(frozen=True)

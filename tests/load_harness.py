@@ -42,8 +42,6 @@ INSTANT = {
                            rng.random() < 0.5, False, 2, False, 2, False, "allow",
                            rng.randint(1, 8), rng.randint(0, 100), 1, 1],
     "/norm_axes": lambda rng: [rng.randint(1, 4), rng.randint(2, 6), rng.randint(2, 8), rng.randint(0, 100), 1, 1, 2],
-    "/norm_gradients": lambda rng: [rng.randint(2, 6), 64, 4, rng.choice(["layernorm", "rmsnorm"]), ["post", "pre"],
-                                    True, 32, 8, rng.randint(0, 100)],
     "/rope": lambda rng: [128, rng.choice([10000, 500000]), rng.randint(0, 100), rng.choice(["half", "interleaved"]),
                           rng.randint(0, 63), rng.randint(0, 4096), rng.randint(0, 4096)],
     "/rope_relative": lambda rng: [128, rng.choice([10000, 500000]), rng.randint(0, 100),

@@ -1,5 +1,6 @@
 """The normalization tab through its named endpoints, as a script or another app would call them."""
 import math
+import time
 
 import pytest
 import torch
@@ -7,15 +8,14 @@ from gradio_client.exceptions import AppError
 
 from tests.conftest import plot_json
 
-#           n_layers, d_model, n_heads, norm, variants, log_y, seq_len, batch, seed
 GRADIENTS = dict(n_layers=6, d_model=64, n_heads=4, norm="layernorm", variants=["post", "pre"], log_y=True,
                  seq_len=32, batch=4, seed=0)
-AXES = dict(batch=2, tokens=3, features=4, seed=0, b=1, t=2, f=3)
+AXES = dict(batch=2, tokens=3, features=4, seed=0, item=1, token=2, feature=3)
 TRAIN = dict(lr=2e-3, steps=10, warmup=5, norm="layernorm", seed=0)
 
 
 def gradients(client, **changes):
-    return client.predict(*(GRADIENTS | changes).values(), api_name="/norm_gradients")
+    return client.predict(**(GRADIENTS | changes), api_name="/norm_gradients")
 
 
 def lines(fig, panel_title):
@@ -28,6 +28,24 @@ def lines(fig, panel_title):
 def test_endpoints_are_named_and_public(client):
     names = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
     assert {"/norm_gradients", "/norm_depth_sweep", "/norm_train", "/norm_axes"} <= set(names)
+    params = {name: [p["parameter_name"] for p in names[name]["parameters"]] for name in names}
+    assert params["/norm_axes"] == ["batch", "tokens", "features", "seed", "item", "token", "feature"]
+    assert params["/norm_train"] == ["lr", "steps", "warmup", "norm", "seed"]
+    assert params["/norm_gradients"] == list(GRADIENTS)
+
+
+@pytest.mark.parametrize("api_name", ["/norm_gradients", "/norm_axes", "/norm_depth_sweep", "/norm_train"])
+def test_every_endpoint_answers_with_its_defaults_only(client, api_name):
+    """No arguments: the tab's defaults (12 layers, d = 256, …); a long run's first update is its answer."""
+    job = client.submit(api_name=api_name)
+    deadline = time.monotonic() + 300
+    while not job.outputs() and not job.done():
+        assert time.monotonic() < deadline, f"{api_name} gave nothing in 300 s"
+        time.sleep(0.05)
+    first = job.outputs()[0] if job.outputs() else job.result()
+    job.cancel()
+    fig = plot_json(first[0])
+    assert fig["data"], f"{api_name}: an empty first figure"
 
 
 def test_gradients_equal_an_independent_autograd_computation(client):
@@ -58,7 +76,7 @@ def test_log_scale_toggle_and_rmsnorm(client):
 
 
 def test_axes_endpoint_matches_pytorch(client):
-    fig, check, device = client.predict(*AXES.values(), api_name="/norm_axes")
+    fig, check, device = client.predict(**AXES, api_name="/norm_axes")
     fig = plot_json(fig)
     x = torch.tensor(fig["data"][0]["z"]).view(2, 3, 4)
     ln, rms, bn = (torch.tensor(fig["data"][i]["z"]) for i in (1, 2, 3))
@@ -76,7 +94,7 @@ def test_axes_endpoint_matches_pytorch(client):
 
 
 def test_training_streams_and_finishes(client):
-    job = client.submit(*TRAIN.values(), api_name="/norm_train")
+    job = client.submit(**TRAIN, api_name="/norm_train")
     outputs = job.result(timeout=300)
     fig, findings, status = outputs
     fig = plot_json(fig)
@@ -87,7 +105,7 @@ def test_training_streams_and_finishes(client):
 
 
 def test_huge_learning_rate_is_a_finding_not_a_crash(client):
-    fig, findings, status = client.submit(10.0, 40, 5, "layernorm", 0, api_name="/norm_train").result(timeout=300)
+    fig, findings, status = client.submit(**(TRAIN | dict(lr=10.0, steps=40)), api_name="/norm_train").result(timeout=300)
     fig = plot_json(fig)
     values = [v for tr in fig["data"] for v in (tr.get("y") or []) if v is not None]
     assert all(math.isfinite(v) for v in values)
@@ -95,8 +113,8 @@ def test_huge_learning_rate_is_a_finding_not_a_crash(client):
 
 
 @pytest.mark.parametrize("changes,message", [
-    (dict(n_layers=0), "less than minimum value 2"),                 # Gradio's own slider bound
-    (dict(n_layers=1000), "greater than maximum value 24"),
+    (dict(n_layers=0), "layers L = 0: must be a whole number from 2 to 24"),      # the handler's check, not Gradio's
+    (dict(n_layers=1000), "layers L = 1000: must be a whole number from 2 to 24"),
     (dict(d_model=96, n_heads=5), "d_model = 96 must be divisible by n_heads = 5"),
     (dict(variants=[]), "choose at least one placement"),
     (dict(d_model=512, n_layers=24, batch=32, seq_len=128), "too much work"),
@@ -109,15 +127,15 @@ def test_bad_gradient_input_gives_a_clear_message(client, changes, message):
 
 @pytest.mark.parametrize("changes,message", [
     (dict(lr=0), r"learning rate = 0: must be a number above 0 and at most 10"),
-    (dict(lr=-1), "less than minimum value 0"),
-    (dict(lr=1e6), "greater than maximum value 10"),
-    (dict(steps=100_000), "greater than maximum value 600"),
+    (dict(lr=-1), r"learning rate = -1: must be a number above 0 and at most 10"),
+    (dict(lr=1e6), r"learning rate = 1e\+06: must be a number above 0 and at most 10"),
+    (dict(steps=100_000), "steps = 100000: must be a whole number from 1 to 600"),
 ])
 def test_bad_training_input_gives_a_clear_message(client, changes, message):
     with pytest.raises(AppError, match=message):
-        client.predict(*(TRAIN | changes).values(), api_name="/norm_train")
+        client.predict(**(TRAIN | changes), api_name="/norm_train")
 
 
 def test_axes_bad_cell(client):
-    with pytest.raises(AppError, match="feature must be a whole number from 1 to 4"):
-        client.predict(*(AXES | {"f": 7}).values(), api_name="/norm_axes")
+    with pytest.raises(AppError, match="highlighted feature = 7: must be a whole number from 1 to 4"):
+        client.predict(**(AXES | {"feature": 7}), api_name="/norm_axes")

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 
 from models.norm_axes import batch_norm, norm_axes
 from models.norm_data import unigram_entropy, vocabulary
-from models.norm_training import BLEW_UP, TrainConfig, train_compare
+from models.norm_training import BLEW_UP, RunCurve, TrainConfig, finding, train_compare
 from models.norms import (Block, LayerNorm, RMSNorm, StackConfig, build_stack, compare_variants, deepnorm_constants,
                           depth_sweep, layer_gradient_norms)
 
@@ -201,8 +201,7 @@ def test_warmup_schedule():
 def test_huge_learning_rate_is_reported_as_divergence_not_nan():
     r = train_compare(lr=10.0, steps=30, warmup=5, n_layers=2, d_model=32, n_heads=2, seq_len=16, batch=4)
     assert all(run.diverged_at for run in r.runs)
-    assert all(run.diverged_what in (BLEW_UP, "loss became NaN", "loss became inf", "gradient norm became inf",
-                                     "gradient norm became NaN") for run in r.runs)
+    assert all(run.diverged_what in (BLEW_UP, "loss_nan", "loss_inf", "grad_inf", "grad_nan") for run in r.runs)
     assert all(math.isfinite(v) for run in r.runs for v in run.loss + run.grad_norm)
     assert all(len(run.loss) == run.diverged_at - 1 for run in r.runs)
 
@@ -221,7 +220,7 @@ def test_nan_loss_is_reported_at_its_step(monkeypatch):
     monkeypatch.setattr(norm_training, "build_stack", poisoned)
     r = train_compare(steps=3, warmup=1, n_layers=1, d_model=16, n_heads=2, seq_len=8, batch=2)
     post = [run for run in r.runs if run.variant == "post"]
-    assert all(run.diverged_at == 1 and run.diverged_what == "loss became NaN" and run.loss == [] for run in post)
+    assert all(run.diverged_at == 1 and run.diverged_what == "loss_nan" and run.loss == [] for run in post)
     assert all(run.diverged_at is None and len(run.loss) == 3 for run in r.runs if run.variant == "pre")
 
 
@@ -234,6 +233,31 @@ def test_post_ln_without_warmup_stalls_where_pre_ln_trains():
     assert final["post"] > plateau - 0.1                              # stuck at letter frequencies
     assert final["post+warmup"] < plateau - 0.3                       # warm-up rescues it
     assert final["pre"] < plateau - 0.3 and final["pre+warmup"] < plateau - 0.3
+
+
+@pytest.mark.parametrize("loss,status,final", [
+    ([4.0] * 10 + [3.05] * 20, "stalled", 3.05),                 # ends on the plateau: learned letter frequencies
+    ([4.0] * 10 + [2.91] * 20, "stalled", 2.91),                 # 0.09 below it: still within the margin
+    ([4.0] * 10 + [2.89] * 20, "trained", 2.89),                 # 0.11 below: it learned more
+    ([4.0 - 0.1 * i for i in range(30)], "trained", 2.05),       # falls steadily: mean of the last 20 = 4 - 0.1·19.5
+    ([3.0] * 19, "trained", 3.0),                                # too short to call a stall
+])
+def test_finding_on_hand_made_loss_curves(loss, status, final):
+    """The table's row from curves whose mean and finding are worked out by hand (plateau 3.0 nats)."""
+    run = RunCurve("post", False, loss=loss, grad_norm=[0.5] * (len(loss) - 1) + [7.0])
+    found = finding(run, plateau=3.0, done=True)
+    assert (found.status, found.best, found.max_grad) == (status, min(loss), 7.0)
+    assert found.final == pytest.approx(final)
+    assert finding(run, plateau=3.0, done=False).status == "running"
+
+
+def test_finding_of_a_diverged_run_names_what_and_when():
+    run = RunCurve("pre", True, loss=[4.0, 3.9], grad_norm=[1.0, 2.0], diverged_at=3, diverged_what="grad_inf")
+    for done in (False, True):                                   # reported at once, not only at the end
+        found = finding(run, plateau=3.0, done=done)
+        assert (found.status, found.what, found.step, found.final) == ("diverged", "grad_inf", 3, pytest.approx(3.95))
+    empty = finding(RunCurve("pre", False, diverged_at=1, diverged_what="loss_nan"), plateau=3.0, done=True)
+    assert (empty.final, empty.best, empty.max_grad) == (None, None, None)
 
 
 def test_norm_axes_groups():

@@ -29,8 +29,9 @@ def set_slider(page, elem_id, value):
 def test_depth_and_placement_change_the_plot_and_training_streams(page, server_url, shot):
     open_tab(page, server_url, "Normalization")
     expect(page.locator("#norm_train_plot")).to_contain_text("Press “Train the four models”")   # not an empty box
-    n_points = "g => g._fullData[0].x.length"
-    assert page.locator(GRADS).evaluate(n_points) == 12
+    # the gradients follow the first draw (the axes, the waiting figures): 12 layers per placement
+    page.wait_for_function(f"() => document.querySelector('{GRADS}')._fullData[0]?.x?.length === 12",
+                           timeout=120_000)
     set_slider(page, "norm_layers", 4)
     page.wait_for_function(f"() => document.querySelector('{GRADS}')._fullData[0].x.length === 4", timeout=60_000)
     page.locator("#norm_variants label").filter(has_text="DeepNorm").click()
