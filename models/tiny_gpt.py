@@ -30,8 +30,8 @@ from models.checks import InputError, choice, whole
 from models.device import device_name, on_gpu, resolve_device
 from models.generation import GPTConfig, Pair, side_by_side
 from models.transformer import Transformer, TransformerConfig
-from models.limits import (KV_CONTEXT, KV_D_MODEL, KV_MAX_LATENT, KV_N_HEADS, KV_N_LAYERS, KV_TRAINED_GQA,
-                           KV_TRAINED_LATENT, KV_VARIANTS)
+from models.limits import (KV_CONTEXT, KV_D_MODEL, KV_MAX_LATENT, KV_MAX_NEW_TOKENS, KV_N_HEADS, KV_N_LAYERS,
+                           KV_TRAINED_GQA, KV_TRAINED_LATENT, KV_VARIANTS)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKPOINT_DIR = ROOT / "data" / "tiny_gpt"
@@ -95,6 +95,28 @@ def tiny_config(variant: str, vocab_size: int, *, n_kv_heads: int | None = None,
         return GPTConfig(**base, n_kv_heads=KV_N_HEADS, attention="mla", kv_latent_dim=latent)
     kv = {"mha": KV_N_HEADS, "mqa": 1, "gqa": n_kv_heads}[variant]
     return GPTConfig(**base, n_kv_heads=whole("n_kv_heads", kv, 1, KV_N_HEADS))
+
+
+def check_prompt(prompt: str, max_new_tokens: int) -> int:
+    """``max_new_tokens`` as an ``int`` if ``prompt`` is text and it and the new tokens fit the context
+    (one character = one token), else :class:`~models.checks.InputError`.
+
+    >>> check_prompt("The", 10.0)
+    10
+    >>> check_prompt("x" * 500, 20)
+    Traceback (most recent call last):
+    ...
+    models.checks.InputError: the prompt (500 tokens) plus 20 new tokens is 520: the model's context is 512 tokens
+    """
+    if not isinstance(prompt, str):
+        raise InputError("kv_err_prompt_not_text")
+    if not prompt:
+        raise InputError("kv_err_empty_prompt")
+    n_new = whole("max_new_tokens", max_new_tokens, 1, KV_MAX_NEW_TOKENS)
+    if len(prompt) + n_new > KV_CONTEXT:
+        raise InputError("kv_err_too_long", prompt=len(prompt), new=n_new, total=len(prompt) + n_new,
+                         context=KV_CONTEXT)
+    return n_new
 
 
 def checkpoint_name(config: GPTConfig) -> str:
