@@ -34,14 +34,6 @@ def _checked(prompt, attention, n_kv_heads, kv_latent_dim, max_new_tokens):
     return config, check_prompt(prompt, max_new_tokens)
 
 
-def _others(config, bytes_per_elem: int) -> dict[str, int]:
-    """Bytes per token of the other variants (lines for scale), without the one shown."""
-    from models.tiny_gpt import variant_sizes
-    mine = config.cache_elements_per_token()
-    latent = config.kv_latent_dim or KV_TRAINED_LATENT
-    return {label: n * bytes_per_elem for label, n in variant_sizes(latent).items() if n != mine}
-
-
 def _formula(config, bytes_per_elem: int, tokens: str = "T") -> str:
     from viz.kv import tiny_formula
     return tiny_formula(config.attention == "mla", config.n_layers, config.n_kv_heads, config.head_dim,
@@ -54,25 +46,21 @@ def kv_plan(prompt: str = DEFAULT_PROMPT, attention: str = "mha", n_kv_heads: in
     """The ``/kv_plan`` endpoint: the grouping diagram, what a layer caches, the empty preallocated
     cache and the formula's line, for the chosen variant, before anything is generated."""
     from models.device import get_device, timed
-    from models.kv_cache import cache_rows
-    from models.tiny_gpt import BYTES_PER_ELEM, has_checkpoint
+    from models.kv_cache import config_cache_bytes, layer_cache
+    from models.tiny_gpt import BYTES_PER_ELEM, has_checkpoint, other_variant_bytes
     from viz.kv import cache_figure, groups_figure, growth_figure, per_layer_markdown, text_html
 
     lang = lang_of(request)
     with timed(get_device()) as watch:
         config, n_new = _checked(prompt, attention, n_kv_heads, kv_latent_dim, max_new_tokens)
-        prompt_len = len(prompt)
-        capacity, bpe = prompt_len + n_new - 1, BYTES_PER_ELEM
-        rows = cache_rows(config)
-        mha_per_layer = 2 * config.n_heads * config.head_dim
+        capacity, bpe, layer = len(prompt) + n_new - 1, BYTES_PER_ELEM, layer_cache(config)
         figures = {
             "groups": groups_figure(config.n_heads, config.n_kv_heads, config.attention == "mla",
                                     config.kv_latent_dim or 0, config.rope_width, lang),
-            "variant": per_layer_markdown(rows, mha_per_layer, config.variant, has_checkpoint(config), lang),
-            "cache": cache_figure(rows, config.n_layers, capacity, prompt_len, None, config.n_layers * mha_per_layer,
-                                  0, lang),
-            "growth": growth_figure(capacity, _formula(config, bpe), config.cache_elements_per_token() * bpe,
-                                    _others(config, bpe), [], [], [], [], [], lang),
+            "variant": per_layer_markdown(layer, config.variant, has_checkpoint(config), lang),
+            "cache": cache_figure(layer, capacity, len(prompt), None, 0, lang),
+            "growth": growth_figure(capacity, _formula(config, bpe), config_cache_bytes(config, 1, bpe),
+                                    other_variant_bytes(config, bpe), [], [], [], [], [], None, lang),
             "text": text_html(prompt, ""),
         }
     return {**figures, "device": str(watch.timing)}
@@ -82,7 +70,8 @@ def kv_generate(prompt: str = DEFAULT_PROMPT, attention: str = "mha", n_kv_heads
                 kv_latent_dim: int = KV_TRAINED_LATENT, max_new_tokens: int = DEFAULT_NEW_TOKENS,
                 temperature: float = DEFAULT_TEMPERATURE, seed: int = 0, request: gr.Request = None):
     """The ``/kv_generate`` endpoint (streams): text, status, cache picture, bytes and time, device line."""
-    from models.tiny_gpt import stream_tiny_gpt
+    from models.kv_cache import config_cache_bytes, decode_times, layer_cache
+    from models.tiny_gpt import other_variant_bytes, stream_tiny_gpt
     from viz.kv import cache_figure, growth_figure, status_markdown, text_html
 
     lang = lang_of(request)
@@ -103,30 +92,26 @@ def kv_generate(prompt: str = DEFAULT_PROMPT, attention: str = "mha", n_kv_heads
         if pair.picture is None:                 # a picture comes every 0.2 s of decoding: so does an update
             continue
         cfg, bpe, T = info.config, info.bytes_per_elem, pair.cached.context
-        device = tr(lang, "kv_device_line", device=info.device, prefill=ms_cached[0],
-                    cached=_mean(ms_cached[1:] or ms_cached), uncached=_mean(ms_uncached), tokens=pair.step + 1)
-        mha_total = 2 * cfg.n_layers * cfg.n_heads * cfg.head_dim
+        times = decode_times(ms_cached, ms_uncached)
+        device = tr(lang, "kv_device_line", device=info.device, prefill=times.prefill_ms, cached=times.cached_ms,
+                    uncached=times.uncached_ms, tokens=pair.step + 1)
         update = {
             "text": text_html(prompt, frame.text), "device": device,
             "status": status_markdown(pair.step + 1, n_new, T, pair.cached.cache_bytes, _formula(cfg, bpe, str(T)),
-                                      cfg.cache_elements_per_token() * T * bpe, frame.identical, info.trained,
+                                      config_cache_bytes(cfg, T, bpe), frame.identical, info.trained,
                                       info.name, info.val_loss, lang)}
         # The text streams with every update; the two figures (~100 ms each to redraw in a browser)
         # at most every PLOT_INTERVAL_S and on the last step, so a slow machine keeps up.
         if time.perf_counter() - last_plots < PLOT_INTERVAL_S and pair.step < n_new - 1:
             yield update
             continue
-        update["cache"] = cache_figure(info.rows, cfg.n_layers, info.capacity, info.prompt_len, pair.picture,
-                                       mha_total, pair.cached.cache_bytes, lang)
-        update["growth"] = growth_figure(info.capacity, _formula(cfg, bpe), cfg.cache_elements_per_token() * bpe,
-                                         _others(cfg, bpe), context, cache_bytes, context, ms_cached, ms_uncached,
-                                         lang)
+        update["cache"] = cache_figure(layer_cache(cfg), info.capacity, info.prompt_len, pair.picture,
+                                       pair.cached.cache_bytes, lang)
+        update["growth"] = growth_figure(info.capacity, _formula(cfg, bpe), config_cache_bytes(cfg, 1, bpe),
+                                         other_variant_bytes(config, bpe), context, cache_bytes, context, ms_cached,
+                                         ms_uncached, times, lang)
         last_plots = time.perf_counter()
         yield update
-
-
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
 
 
 def kv_scale(preset: str = DEFAULT_PRESET, context: int = DEFAULT_CONTEXT, batch: int = 1, dtype: str = "bf16",

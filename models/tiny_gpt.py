@@ -147,6 +147,18 @@ def variant_sizes(kv_latent_dim: int = KV_TRAINED_LATENT) -> dict[str, int]:
     return {label: cfg.cache_elements_per_token() for label, cfg in shapes.items()}
 
 
+def other_variant_bytes(config: GPTConfig, bytes_per_elem: float) -> dict[str, float]:
+    """Bytes per token of the variants other than ``config``'s (the lines drawn for scale), by label;
+    MLA at ``config``'s latent width (the trained one for the others).
+
+    >>> other_variant_bytes(tiny_config("gqa", 1, n_kv_heads=2), 4)
+    {'MHA': 4096, 'MQA': 1024, 'MLA r=32': 768}
+    """
+    mine = config.cache_elements_per_token()
+    sizes = variant_sizes(config.kv_latent_dim or KV_TRAINED_LATENT)
+    return {label: n * bytes_per_elem for label, n in sizes.items() if n != mine}
+
+
 def has_checkpoint(config: GPTConfig, directory: Path = CHECKPOINT_DIR) -> bool:
     """Whether trained weights exist for this shape (the vocabulary size aside)."""
     return (directory / f"{checkpoint_name(config)}.pt").exists()

@@ -7,18 +7,23 @@ from __future__ import annotations
 
 import html
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.calculator import human
 from locales import tr
+from viz.calculator import human
 from viz.common import WEIGHT_SCALE, axis_ref, base_layout, figure, subplot_row
+
+if TYPE_CHECKING:                                      # the results viz draws; models imports torch
+    from models.kv_cache import DecodeTimes, LayerCache
 
 COLORS = {"cached": "#4f46e5", "uncached": "#ef4444", "formula": "#111827", "prefill": "#f59e0b",
           "empty": "#eef2f7", "latent": "#10b981", "rope": "#f59e0b"}
 GROUP_COLORS = ["#4f46e5", "#0ea5e9", "#10b981", "#f59e0b", "#ef4444", "#8b5cf6", "#ec4899", "#64748b"]
 OTHERS = "#94a3b8"
+
 
 def finite_array(values) -> np.ndarray:
     """A float32 array with every non-finite value as NaN (a gap in plotly; arrays travel as binary,
@@ -32,21 +37,21 @@ def finite_array(values) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- the cache picture
-def cache_figure(rows: list[tuple[str, int]], n_layers: int, capacity: int, prompt_len: int,
-                 picture: np.ndarray | None, full_height: int, cache_bytes: int = 0, lang: str = "en") -> go.Figure:
+def cache_figure(layer: LayerCache, capacity: int, prompt_len: int, picture: np.ndarray | None,
+                 cache_bytes: int = 0, lang: str = "en") -> go.Figure:
     """Layers × cached rows × positions: one band per cached vector, as tall as its width.
 
-    ``rows`` are one layer's ``(name, numbers per token)`` (K and V per KV head, or MLA's latent and
-    RoPE key); ``picture[layer, row, position]`` the RMS of each cached vector (``None``: nothing
-    cached yet, the preallocated buffer is drawn empty). The y axis spans ``full_height`` numbers per
-    token (an MHA cache of the same model), so a smaller cache is visibly smaller.
+    ``layer.rows`` are one layer's ``(name, numbers per token)`` (K and V per KV head, or MLA's latent
+    and RoPE key); ``picture[layer, row, position]`` the RMS of each cached vector (``None``: nothing
+    cached yet, the preallocated buffer is drawn empty). The y axis spans the numbers per token of an
+    MHA cache of the same model, so a smaller cache is visibly smaller.
 
     It is redrawn several times a second, so it is cheap on both ends: the values travel as float32
     arrays (base64 in the JSON: a 4 × 8 × 500 picture builds in ~2 ms instead of ~160 ms as nested
     lists), and the rows of equal width in a layer share one heatmap (4 traces for MHA instead of
     32: half the browser's drawing time).
     """
-    band = sum(width for _, width in rows)
+    rows, n_layers, band, full_height = layer.rows, layer.n_layers, layer.numbers, layer.mha_numbers_all_layers
     filled = picture.shape[2] if picture is not None else 0
     data, shapes, ticks, borders = [], [], [], []
     shapes.append({"type": "rect", "x0": -0.5, "x1": capacity - 0.5, "y0": 0, "y1": band * n_layers,
@@ -113,13 +118,15 @@ def _runs(rows: list[tuple[str, int]]) -> list[tuple[int, int, int]]:
 
 
 # --------------------------------------------------------------------------- bytes and time
-def growth_figure(capacity: int, formula: str, bytes_per_token: int, others: dict[str, int],
+def growth_figure(capacity: int, formula: str, bytes_per_token: float, others: dict[str, float],
                   cache_tokens: list[int], cache_bytes: list[int], context: list[int],
-                  ms_cached: list[float], ms_uncached: list[float], lang: str = "en") -> go.Figure:
+                  ms_cached: list[float], ms_uncached: list[float], times: DecodeTimes | None = None,
+                  lang: str = "en") -> go.Figure:
     """Left: measured cache bytes on the formula's line, other variants' lines for scale.
     Right: time per step with and without the cache (step 0 of the cached run is the prefill).
 
-    ``others`` maps a variant's label to its bytes per token; ``formula`` is the formula's text.
+    ``others`` maps a variant's label to its bytes per token; ``formula`` is the formula's text;
+    ``times`` (None before a generation) gives the speed-up shown over the right panel.
     """
     data = [{"type": "scatter", "mode": "lines", "x": [0, capacity], "y": [0, per * capacity], "name": name,
              "line": {"color": OTHERS, "width": 1}, "showlegend": False,
@@ -147,8 +154,8 @@ def growth_figure(capacity: int, formula: str, bytes_per_token: int, others: dic
     titles = [tr(lang, "kv_fig_bytes_title"), tr(lang, "kv_fig_time_title")]
     layout = subplot_row(titles, spacing=0.12) | base_layout(height=400)
     layout["annotations"] += notes
-    speedup = _speedup(ms_cached, ms_uncached, lang)
-    if speedup:
+    if times is not None and times.speedup is not None:
+        speedup = tr(lang, "kv_fig_speedup", x=times.speedup, n=times.window)
         layout["annotations"].append({"x": 0.57, "y": 0.98, "xref": "paper", "yref": "paper", "showarrow": False,
                                       "xanchor": "left", "yanchor": "top", "text": speedup, "bgcolor": "white",
                                       "font": {"size": 12, "color": COLORS["uncached"]}})
@@ -162,14 +169,6 @@ def growth_figure(capacity: int, formula: str, bytes_per_token: int, others: dic
     layout["legend"] = {"orientation": "h", "y": -0.22, "x": 0}
     layout["margin"] = {**layout["margin"], "b": 110}
     return figure(data, layout)
-
-
-def _speedup(ms_cached: list[float], ms_uncached: list[float], lang: str) -> str:
-    """"without / with the cache: ×7.3 over the last 20 steps" once there are decode steps, else ""."""
-    n = min(20, len(ms_cached) - 1)
-    if n < 1 or not sum(ms_cached[-n:]) > 0:
-        return ""
-    return tr(lang, "kv_fig_speedup", x=sum(ms_uncached[-n:]) / sum(ms_cached[-n:]), n=n)
 
 
 # --------------------------------------------------------------------------- which heads share
@@ -214,18 +213,16 @@ def _box(x: float, y: float, label: str, color: str) -> dict:
             "bordercolor": "white", "borderpad": 6, "font": {"color": "white", "size": 12}}
 
 
-def per_layer_markdown(rows: list[tuple[str, int]], mha_per_layer: int, variant: str, trained: bool = True,
-                       lang: str = "en") -> str:
+def per_layer_markdown(layer: LayerCache, variant: str, trained: bool = True, lang: str = "en") -> str:
     """One line: what one layer caches per token, with the numbers, against MHA; whether it is trained."""
-    widths = [w for _, w in rows]
+    widths = [w for _, w in layer.rows]
     if variant == "MLA":
         expr = " + ".join(str(w) for w in widths)
     else:
-        expr = f"2 × {len(rows) // 2} × {widths[0]}"
-    n = sum(widths)
-    ratio = f"{n / mha_per_layer:.3g}×" if n != mha_per_layer else "1×"
-    return (f"**{variant}** · {tr(lang, 'kv_fig_per_layer', expr=expr, n=n)} · "
-            f"{tr(lang, 'kv_fig_vs_mha', x=ratio, mha=mha_per_layer)}"
+        expr = f"2 × {len(widths) // 2} × {widths[0]}"
+    ratio = f"{layer.fraction_of_mha:.3g}×"
+    return (f"**{variant}** · {tr(lang, 'kv_fig_per_layer', expr=expr, n=layer.numbers)} · "
+            f"{tr(lang, 'kv_fig_vs_mha', x=ratio, mha=layer.mha_numbers)}"
             + ("" if trained else f" · ⚠ {tr(lang, 'kv_fig_untrained')}"))
 
 
@@ -282,7 +279,7 @@ def scale_markdown(s, lang: str = "en") -> str:
         plugged = f"2 · {spec.n_layers} · {spec.kv_heads} · {spec.hd} · {T} · {B} · {b}"
         per_token = f"2 · {spec.n_layers} · {spec.kv_heads} · {spec.hd} · {b}"
         baseline, note = tr(lang, "kv_fig_s_as_mha", heads=spec.n_heads), ""
-    per_token_bytes = s.elements_per_token * s.bytes_per_elem
+    per_token_bytes = s.per_token_bytes
     return "\n".join([
         f"**{spec.name}** · {shape}",
         "",
@@ -291,7 +288,7 @@ def scale_markdown(s, lang: str = "en") -> str:
         f"- {tr(lang, 'kv_fig_s_per_token')}: `{per_token}` = {per_token_bytes:,.0f} B = {human(per_token_bytes, 'B')}",
         f"- {tr(lang, 'kv_fig_s_weights', params=s.params, b=s.bytes_per_elem)}: {human(s.weights_bytes, 'B')}; "
         f"{tr(lang, 'kv_fig_s_cross')} **T = {s.crossover_tokens:,}** {tr(lang, 'kv_fig_s_tokens')}",
-        f"- {baseline}: {human(s.baseline_bytes, 'B')}, {tr(lang, 'kv_fig_s_times', x=s.baseline_bytes / s.cache_bytes)}",
+        f"- {baseline}: {human(s.baseline_bytes, 'B')}, {tr(lang, 'kv_fig_s_times', x=s.baseline_ratio)}",
     ])
 
 
