@@ -162,18 +162,19 @@ def build() -> dict:
             ui.prompt = gr.Textbox(DEFAULT_PROMPT, lines=3, max_length=KV_CONTEXT - 1, label=t("kv_prompt"),
                                    elem_id="kv_prompt")
             ui.attention = Radio([(t(f"kv_{v}"), v) for v in KV_VARIANTS], value="mha", label=t("kv_attention"),
-                                    elem_id="kv_attention")
+                                 elem_id="kv_attention")
             ui.n_kv_heads = Slider(1, KV_N_HEADS, value=KV_N_HEADS, step=1, label=t("kv_n_kv"),
-                                      elem_id="kv_n_kv")
+                                   info=t("kv_n_kv_info"), elem_id="kv_n_kv")
             ui.kv_latent_dim = Slider(1, KV_MAX_LATENT, value=KV_TRAINED_LATENT, step=1, label=t("kv_latent"),
-                                         info=t("kv_latent_info"), elem_id="kv_latent")
+                                      info=t("kv_latent_info"), elem_id="kv_latent")
             ui.max_new_tokens = Slider(1, KV_MAX_NEW_TOKENS, value=DEFAULT_NEW_TOKENS, step=1,
-                                          label=t("kv_new_tokens"), elem_id="kv_new_tokens")
+                                       label=t("kv_new_tokens"), elem_id="kv_new_tokens")
             with gr.Row():
                 ui.temperature = Slider(0, KV_MAX_TEMPERATURE, value=DEFAULT_TEMPERATURE, step=0.05,
-                                           label=t("kv_temperature"), elem_id="kv_temperature")
+                                        label=t("kv_temperature"), info=t("kv_temperature_info"),
+                                        elem_id="kv_temperature")
                 ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("kv_seed"),
-                                    elem_id="kv_seed")
+                                 elem_id="kv_seed")
             with gr.Row():
                 ui.generate = gr.Button(t("kv_generate"), variant="primary", elem_id="kv_generate")
                 ui.stop = gr.Button(t("kv_stop"), variant="stop", elem_id="kv_stop")
@@ -190,9 +191,9 @@ def build() -> dict:
         with gr.Column(scale=1, min_width=300):
             ui.preset = Dropdown(list(PRESETS), value=DEFAULT_PRESET, label=t("kv_preset"), elem_id="kv_preset")
             ui.context = Number(DEFAULT_CONTEXT, precision=0, minimum=1, maximum=CALC_MAX_CONTEXT,
-                                   label=t("kv_context"), elem_id="kv_context")
+                                label=t("kv_context"), elem_id="kv_context")
             ui.batch = Number(1, precision=0, minimum=1, maximum=KV_SCALE_MAX_BATCH, label=t("kv_batch"),
-                                 elem_id="kv_batch")
+                              elem_id="kv_batch")
             ui.dtype = Dropdown(list(SCALE_DTYPES), value="bf16", label=t("kv_dtype"), elem_id="kv_dtype")
         with gr.Column(scale=3):
             ui.scale = gr.Plot(label=t("kv_scale_plot"), elem_id="kv_scale_plot")

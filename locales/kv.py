@@ -9,18 +9,22 @@ STRINGS = {
         "kv_intro": "A tiny GPT (character-level, 4 layers, d = 128, 4 heads, trained in this repository on "
                     "`data/corpus/en.txt`) writes while you watch its KV cache fill in. It decodes twice in "
                     "lockstep, with and without the cache, so both timings are measured and the outputs can "
-                    f"be compared. Prompt + new tokens ≤ {KV_CONTEXT} characters.",
+                    f"be compared. Prompt + new tokens ≤ {KV_CONTEXT} characters. A cached decode step still "
+                    "reads the whole cache, so its time grows with the context (decoding is memory-bound); at "
+                    "this toy scale the growth is small, at a real model's scale it is the cost (Explain).",
         "kv_prompt": "Prompt",
         "kv_attention": "Attention",
         "kv_mha": "MHA: every head its own K, V",
         "kv_gqa": "GQA: heads share K, V in groups",
         "kv_mqa": "MQA: one K, V for all heads",
         "kv_mla": "MLA: a shared latent (DeepSeek)",
-        "kv_n_kv": "KV heads n_kv (GQA groups; must divide the 4 query heads)",
-        "kv_latent": "MLA latent width (kv_latent_dim)",
-        "kv_latent_info": f"trained: {KV_TRAINED_LATENT}; other widths run with random weights",
+        "kv_n_kv": "KV heads n_kv",
+        "kv_n_kv_info": "GQA groups; must divide the 4 query heads (4 = MHA, 1 = MQA)",
+        "kv_latent": "MLA latent width",
+        "kv_latent_info": f"kv_latent_dim; trained: {KV_TRAINED_LATENT}; other widths run with random weights",
         "kv_new_tokens": "New tokens",
-        "kv_temperature": "Temperature (0 = greedy; both decodes sample with the same seed)",
+        "kv_temperature": "Temperature",
+        "kv_temperature_info": "0 = greedy; both decodes sample with the same seed",
         "kv_seed": "Seed (sampling)",
         "kv_generate": "Generate",
         "kv_stop": "Stop",
@@ -38,7 +42,7 @@ The same formula for real models (the Calculator's presets and backend): how big
         "kv_explain": r"""
 **What is cached, and why not the queries.** Attention at position $t$ needs the query of $t$ and the keys and values of $0 \dots t$. In a causal model an old token never sees a new one, so the keys and values of earlier tokens never change: compute them once, keep them, and each step computes only the newest token's $q, k, v$. The newest query is used once and thrown away; no later step needs it, so queries are not cached.
 
-**Prefill, then decode.** The prompt runs in one pass (*prefill*: many tokens at once, compute-bound, the orange diamond) and fills the cache; then each *decode* step feeds one token, attends to everything cached and appends its own $k, v$. Without the cache every step recomputes the whole prefix, so its time climbs with the length; with it, a step does one token's work (plus reading the cache), so the line stays flat.
+**Prefill, then decode.** The prompt runs in one pass (*prefill*: many tokens at once, compute-bound, the orange diamond) and fills the cache; then each *decode* step feeds one token, attends to everything cached and appends its own $k, v$. Without the cache every step recomputes the whole prefix, so its time climbs with the length. With it, a step computes one token's $q, k, v$ but still **reads the whole cache**: $T$ keys and values in every layer. Decoding is memory-bound (each number read from memory is used in about one multiply-add), so a cached step's time also grows with $T$, linearly, only far more slowly. Here that line looks almost flat because the model is tiny: its whole cache is at most 2 MiB (MHA, 512 tokens, fp32) and its weights 3.1 MiB, so a step's time is mostly the fixed cost of launching a few dozen small operations. At scale the slope is the cost: Llama-3-8B in bf16 on an H100 (3.35 TB/s) reads its 15 GiB of weights in about 4.8 ms per step, plus 128 KiB per cached token: 0.3 ms more at 8K tokens, 5.1 ms more at 128K, where a step takes about twice as long as with an empty cache. That is why GQA, MQA and MLA shrink the cache: fewer bytes to read at every step, not only less memory.
 
 **The mask of a cached step is aligned bottom-right.** With $S$ keys and $T$ new queries (the last $T$ positions), query $i$ may see keys $0 \dots S-T+i$: the causal triangle sits in the bottom-right corner of the $T\times S$ score matrix. `scaled_dot_product_attention(is_causal=True)` aligns it top-left when $T \ne S$ (query 0 would see only key 0), so a cached step uses an explicit bottom-right mask (`torch.nn.attention.bias.causal_lower_right` builds the same). For a single new token there is nothing to mask.
 
@@ -50,7 +54,7 @@ MHA has $n_{kv} = n_{heads}$; GQA lets groups of query heads share one K/V head 
 
 **Preallocated.** This cache reserves its buffers for prompt + new tokens once and writes each step's slice in place (grey = reserved, not yet written). Appending with `torch.cat` would copy the whole cache every step.
 
-What to notice: switch MHA → GQA → MQA → MLA and the cache picture shrinks (4 : 2 : 1, then 192/1024 of MHA), the bytes stay on the formula's line, and the text does not change between the cached and uncached decodes (greedy at temperature 0; when sampling, both draw the same seeded random numbers). At scale, the cache outgrows the weights: Llama-2-7B (MHA) at about 26K tokens, Llama-3-8B (GQA-8) at about 123K.
+What to notice: switch MHA → GQA → MQA → MLA and the cache picture shrinks (4 : 2 : 1, then 192/1024 of MHA), the bytes stay on the formula's line, the time per cached step stays nearly flat at this scale (it grows with $T$ at scale, see above), and the text does not change between the cached and uncached decodes (greedy at temperature 0; when sampling, both draw the same seeded random numbers). At scale, the cache outgrows the weights: Llama-2-7B (MHA) at about 26K tokens, Llama-3-8B (GQA-8) at about 123K.
 """,
         "kv_device_line": "{device} · prefill {prefill:.1f} ms · decode with the cache {cached:.2f} ms/token, without {uncached:.2f} ms/token · {tokens} tokens",
         # figures and the text under them (viz.kv)
@@ -132,18 +136,22 @@ What to notice: switch MHA → GQA → MQA → MLA and the cache picture shrinks
         "tab_kv": "KV 缓存",
         "kv_intro": "一个小型 GPT（字符级，4 层，d = 128，4 个头，在本仓库中用 `data/corpus/en.txt` 训练）"
                     "一边写作，一边让你看着它的 KV 缓存被填满。它同时进行两次解码（使用缓存和不用缓存，逐步交替），"
-                    f"因此两种耗时都是实测的，两者的输出也可以对比。提示 + 新词元 ≤ {KV_CONTEXT} 个字符。",
+                    f"因此两种耗时都是实测的，两者的输出也可以对比。提示 + 新词元 ≤ {KV_CONTEXT} 个字符。"
+                    "带缓存的解码步骤仍要读取整个缓存，所以耗时随上下文增长（解码受内存带宽限制）；"
+                    "在这个玩具规模下增长很小，在真实模型的规模下它就是代价（见“讲解”）。",
         "kv_prompt": "提示",
         "kv_attention": "注意力",
         "kv_mha": "MHA：每个头有自己的 K、V",
         "kv_gqa": "GQA：头按组共享 K、V",
         "kv_mqa": "MQA：所有头共用一组 K、V",
         "kv_mla": "MLA：共享的潜在向量（DeepSeek）",
-        "kv_n_kv": "KV 头数 n_kv（GQA 的组数；必须整除 4 个查询头）",
-        "kv_latent": "MLA 潜在维度（kv_latent_dim）",
-        "kv_latent_info": f"已训练：{KV_TRAINED_LATENT}；其他维度使用随机权重",
+        "kv_n_kv": "KV 头数 n_kv",
+        "kv_n_kv_info": "GQA 的组数；必须整除 4 个查询头（4 = MHA，1 = MQA）",
+        "kv_latent": "MLA 潜在维度",
+        "kv_latent_info": f"kv_latent_dim；已训练：{KV_TRAINED_LATENT}；其他维度使用随机权重",
         "kv_new_tokens": "新词元数",
-        "kv_temperature": "温度（0 = 贪心；两次解码用同一随机种子采样）",
+        "kv_temperature": "温度",
+        "kv_temperature_info": "0 = 贪心；两次解码用同一随机种子采样",
         "kv_seed": "随机种子（采样）",
         "kv_generate": "生成",
         "kv_stop": "停止",
@@ -161,7 +169,7 @@ What to notice: switch MHA → GQA → MQA → MLA and the cache picture shrinks
         "kv_explain": r"""
 **缓存什么，为什么不缓存查询。** 位置 $t$ 的注意力需要 $t$ 的查询，以及 $0 \dots t$ 的键和值。因果模型中旧词元永远看不到新词元，所以之前词元的键和值不会再变：算一次、存起来，之后每一步只需计算最新词元的 $q, k, v$。最新的查询只用一次就丢弃，之后的步骤不再需要它，所以查询不缓存。
 
-**先预填充，再解码。** 提示一次性处理完（*预填充*：很多词元同时计算，受算力限制，图中橙色菱形），并填满缓存；之后每个*解码*步骤只输入一个词元，关注所有已缓存的内容，再追加自己的 $k, v$。不用缓存时，每一步都要重新计算整个前缀，耗时随长度增长；使用缓存时，每步只做一个词元的计算（外加读取缓存），曲线保持平坦。
+**先预填充，再解码。** 提示一次性处理完（*预填充*：很多词元同时计算，受算力限制，图中橙色菱形），并填满缓存；之后每个*解码*步骤只输入一个词元，关注所有已缓存的内容，再追加自己的 $k, v$。不用缓存时，每一步都要重新计算整个前缀，耗时随长度增长。使用缓存时，每步只计算一个词元的 $q, k, v$，但仍要**读取整个缓存**：每一层的 $T$ 个键和值。解码受内存带宽限制（从内存读出的每个数只参与约一次乘加），所以带缓存的每步耗时同样随 $T$ 线性增长，只是慢得多。这里的曲线看起来几乎是平的，是因为模型太小：整个缓存最多 2 MiB（MHA，512 个词元，fp32），权重 3.1 MiB，每步耗时主要是启动几十个小运算的固定开销。放大到真实模型，这个斜率就是代价：Llama-3-8B 用 bf16 在 H100（3.35 TB/s）上每步读取 15 GiB 权重约需 4.8 ms，每个已缓存的词元再加 128 KiB：8K 词元时多 0.3 ms，128K 时多 5.1 ms，此时每步耗时约为缓存为空时的两倍。这正是 GQA、MQA 和 MLA 缩小缓存的原因：不只是省内存，每一步要读的字节也更少。
 
 **带缓存的步骤，掩码右下对齐。** 有 $S$ 个键和 $T$ 个新查询（最后 $T$ 个位置）时，查询 $i$ 可以看到键 $0 \dots S-T+i$：因果三角位于 $T\times S$ 分数矩阵的右下角。`scaled_dot_product_attention(is_causal=True)` 在 $T \ne S$ 时按左上角对齐（查询 0 只能看到键 0），所以带缓存的步骤使用显式的右下对齐掩码（`torch.nn.attention.bias.causal_lower_right` 构造的也是它）。只有一个新词元时无需掩码。
 
@@ -173,7 +181,7 @@ MHA 的 $n_{kv} = n_{heads}$；GQA 让一组查询头共享一个 K/V 头（每�
 
 **预分配。** 本缓存一次性为提示 + 新词元预留缓冲区，每步原地写入自己的切片（灰色 = 已预留、尚未写入）。用 `torch.cat` 追加会在每一步复制整个缓存。
 
-值得注意：依次切换 MHA → GQA → MQA → MLA，缓存图缩小（4 : 2 : 1，然后是 MHA 的 192/1024），字节数始终落在公式的直线上，使用与不用缓存生成的文本完全相同（温度为 0 时是贪心解码；采样时两次解码使用同一组带种子的随机数）。放大到真实模型时，缓存会超过权重：Llama-2-7B（MHA）约在 2.6 万词元，Llama-3-8B（GQA-8）约在 12.3 万词元。
+值得注意：依次切换 MHA → GQA → MQA → MLA，缓存图缩小（4 : 2 : 1，然后是 MHA 的 192/1024），字节数始终落在公式的直线上，带缓存的每步耗时在这个规模下几乎不变（放大后随 $T$ 增长，见上文），使用与不用缓存生成的文本完全相同（温度为 0 时是贪心解码；采样时两次解码使用同一组带种子的随机数）。放大到真实模型时，缓存会超过权重：Llama-2-7B（MHA）约在 2.6 万词元，Llama-3-8B（GQA-8）约在 12.3 万词元。
 """,
         "kv_device_line": "{device} · 预填充 {prefill:.1f} ms · 使用缓存解码 {cached:.2f} ms/词元，不用缓存 {uncached:.2f} ms/词元 · 共 {tokens} 个词元",
         # figures and the text under them (viz.kv)
