@@ -47,8 +47,8 @@ The same formula for real models (the Calculator's presets and backend): how big
 **The mask of a cached step is aligned bottom-right.** With $S$ keys and $T$ new queries (the last $T$ positions), query $i$ may see keys $0 \dots S-T+i$: the causal triangle sits in the bottom-right corner of the $T\times S$ score matrix. `scaled_dot_product_attention(is_causal=True)` aligns it top-left when $T \ne S$ (query 0 would see only key 0), so a cached step uses an explicit bottom-right mask (`torch.nn.attention.bias.causal_lower_right` builds the same). For a single new token there is nothing to mask.
 
 **Its size.** Per token and layer the cache holds a key and a value per *KV head*:
-$$\text{bytes} = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot \text{batch} \cdot \text{bytes per number}$$
-MHA has $n_{kv} = n_{heads}$; GQA lets groups of query heads share one K/V head ($n_{heads}/n_{kv}$ per group); MQA keeps one. MLA (DeepSeek-V2) caches, per layer, one latent $c_t$ of width $d_c$ from which every head's $K$ and $V$ are rebuilt ($k = W_{UK} c$, $v = W_{UV} c$), plus one small RoPE key shared by all heads: $L \cdot (d_c + d_R) \cdot T$ numbers, no factor 2. At decode time $W_{UK}$ folds into the query and $W_{UV}$ into the output, so attention runs directly on the cached latents (this model does exactly that).
+$$M = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot B \cdot s$$
+bytes $M$ for $L$ layers, $T$ tokens, a batch of $B$ sequences and $s$ bytes per number. MHA has $n_{kv} = n_{heads}$; GQA lets groups of query heads share one K/V head ($n_{heads}/n_{kv}$ per group); MQA keeps one. MLA (DeepSeek-V2) caches, per layer, one latent $c_t$ of width $d_c$ from which every head's $K$ and $V$ are rebuilt ($k = W_{UK} c$, $v = W_{UV} c$), plus one small RoPE key shared by all heads: $L \cdot (d_c + d_R) \cdot T$ numbers, no factor 2. At decode time $W_{UK}$ folds into the query and $W_{UV}$ into the output, so attention runs directly on the cached latents (this model does exactly that).
 
 **Why a decoupled RoPE key.** RoPE rotates keys by their position; a rotation between $W_{UK}$ and $c$ would stop $W_{UK}$ from folding into the query. So positions ride on a separate small key $k^R$ (and a matching part of each query); the latent stays position-free.
 
@@ -174,8 +174,8 @@ What to notice: switch MHA → GQA → MQA → MLA and the cache picture shrinks
 **带缓存的步骤，掩码右下对齐。** 有 $S$ 个键和 $T$ 个新查询（最后 $T$ 个位置）时，查询 $i$ 可以看到键 $0 \dots S-T+i$：因果三角位于 $T\times S$ 分数矩阵的右下角。`scaled_dot_product_attention(is_causal=True)` 在 $T \ne S$ 时按左上角对齐（查询 0 只能看到键 0），所以带缓存的步骤使用显式的右下对齐掩码（`torch.nn.attention.bias.causal_lower_right` 构造的也是它）。只有一个新词元时无需掩码。
 
 **缓存的大小。** 每个词元、每层为每个 *KV 头* 缓存一个键和一个值：
-$$\text{字节数} = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot \text{批大小} \cdot \text{每个数的字节数}$$
-MHA 的 $n_{kv} = n_{heads}$；GQA 让一组查询头共享一个 K/V 头（每组 $n_{heads}/n_{kv}$ 个）；MQA 只保留一个。MLA（DeepSeek-V2）每层只缓存一个宽度为 $d_c$ 的潜在向量 $c_t$，每个头的 $K$、$V$ 都由它重建（$k = W_{UK} c$，$v = W_{UV} c$），外加一个所有头共享的小 RoPE 键：$L \cdot (d_c + d_R) \cdot T$ 个数，没有因子 2。解码时 $W_{UK}$ 可并入查询、$W_{UV}$ 可并入输出，注意力直接在缓存的潜在向量上计算（本模型正是这样做的）。
+$$M = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot B \cdot s$$
+其中 $M$ 为字节数，$L$ 为层数，$T$ 为词元数，$B$ 为批大小（序列数），$s$ 为每个数的字节数。MHA 的 $n_{kv} = n_{heads}$；GQA 让一组查询头共享一个 K/V 头（每组 $n_{heads}/n_{kv}$ 个）；MQA 只保留一个。MLA（DeepSeek-V2）每层只缓存一个宽度为 $d_c$ 的潜在向量 $c_t$，每个头的 $K$、$V$ 都由它重建（$k = W_{UK} c$，$v = W_{UV} c$），外加一个所有头共享的小 RoPE 键：$L \cdot (d_c + d_R) \cdot T$ 个数，没有因子 2。解码时 $W_{UK}$ 可并入查询、$W_{UV}$ 可并入输出，注意力直接在缓存的潜在向量上计算（本模型正是这样做的）。
 
 **为什么要解耦的 RoPE 键。** RoPE 按位置旋转键；如果在 $W_{UK}$ 和 $c$ 之间插入旋转，$W_{UK}$ 就无法并入查询。因此位置信息由一个单独的小键 $k^R$（以及每个查询中对应的部分）承载，潜在向量保持与位置无关。
 
