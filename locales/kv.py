@@ -48,7 +48,7 @@ The same formula for real models (the Calculator's presets and backend): how big
 
 **Its size.** Per token and layer the cache holds a key and a value per *KV head*:
 $$M = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot B \cdot s$$
-bytes $M$ for $L$ layers, $T$ tokens, a batch of $B$ sequences and $s$ bytes per number. MHA has $n_{kv} = n_{heads}$; GQA lets groups of query heads share one K/V head ($n_{heads}/n_{kv}$ per group); MQA keeps one. MLA (DeepSeek-V2) caches, per layer, one latent $c_t$ of width $d_c$ from which every head's $K$ and $V$ are rebuilt ($k = W_{UK} c$, $v = W_{UV} c$), plus one small RoPE key shared by all heads: $L \cdot (d_c + d_R) \cdot T$ numbers, no factor 2. At decode time $W_{UK}$ folds into the query and $W_{UV}$ into the output, so attention runs directly on the cached latents (this model does exactly that).
+where $M$ is the bytes of $L$ layers, $T$ tokens, a batch of $B$ sequences at $s$ bytes per number. MHA has $n_{kv} = n_{heads}$; GQA lets groups of query heads share one K/V head ($n_{heads}/n_{kv}$ per group); MQA keeps one. MLA (DeepSeek-V2) caches, per layer, one latent $c_t$ of width $d_c$ from which every head's $K$ and $V$ are rebuilt ($k = W_{UK} c$, $v = W_{UV} c$), plus one small RoPE key shared by all heads: $L \cdot (d_c + d_R) \cdot T$ numbers, no factor 2. At decode time $W_{UK}$ folds into the query and $W_{UV}$ into the output, so attention runs directly on the cached latents (this model does exactly that).
 
 **Why a decoupled RoPE key.** RoPE rotates keys by their position; a rotation between $W_{UK}$ and $c$ would stop $W_{UK}$ from folding into the query. So positions ride on a separate small key $k^R$ (and a matching part of each query); the latent stays position-free.
 
