@@ -19,7 +19,8 @@ def heatmap_lengths(page) -> list[int]:
     return page.evaluate(ROWS)
 
 
-LABEL_HEIGHT = "id => document.querySelector(`#${id} label span, #${id} [data-testid=block-info]`).getBoundingClientRect().height"
+LABEL_HEIGHT = ("id => document.querySelector(`#${id} label span, #${id} [data-testid=block-info]`)"
+                ".getBoundingClientRect().height")
 
 
 def assert_one_line_label(page, elem_id: str) -> None:
