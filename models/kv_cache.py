@@ -108,6 +108,76 @@ def cache_rows(config) -> list[tuple[str, int]]:
             + [(f"V{h}", config.v_head_dim) for h in range(config.n_kv_heads)])
 
 
+@dataclass(frozen=True)
+class LayerCache:
+    """What one layer caches per token, against an MHA cache of the same model.
+
+    >>> from models.transformer import TransformerConfig
+    >>> layer = layer_cache(TransformerConfig(10, 1, 16, 4, 8, n_kv_heads=2))
+    >>> layer.numbers, layer.mha_numbers, layer.fraction_of_mha
+    (16, 32, 0.5)
+    """
+
+    rows: list[tuple[str, int]]          # (name, numbers per token), in picture order: :func:`cache_rows`
+    numbers: int                         # their sum
+    mha_numbers: int                     # MHA: a key and a value per query head, 2 · n_heads · head_dim
+    n_layers: int
+
+    @property
+    def fraction_of_mha(self) -> float:
+        return self.numbers / self.mha_numbers
+
+    @property
+    def mha_numbers_all_layers(self) -> int:
+        """Numbers an MHA cache keeps per token in all layers: the full height of the cache picture."""
+        return self.n_layers * self.mha_numbers
+
+
+def layer_cache(config) -> LayerCache:
+    """:class:`LayerCache` of ``config`` (a ``TransformerConfig`` or the KV tab's ``GPTConfig``)."""
+    config = _transformer_config(config)
+    rows = cache_rows(config)
+    mha = config.n_heads * (config.head_dim + config.v_head_dim)
+    return LayerCache(rows, sum(width for _, width in rows), mha, config.n_layers)
+
+
+def config_cache_bytes(config, tokens: int, bytes_per_elem: float, batch: int = 1) -> int:
+    """Bytes of ``tokens`` positions of ``config``'s cache by the formula: numbers per token (all layers)
+    × tokens × batch × bytes per number. :meth:`KVCache.nbytes` measures the same from the tensors.
+
+    >>> from models.transformer import TransformerConfig
+    >>> config_cache_bytes(TransformerConfig(10, 2, 16, 4, 8, n_kv_heads=2), 3, 4)     # 2·2·2·4·3·4
+    384
+    """
+    return int(_transformer_config(config).cache_elements_per_token() * tokens * batch * bytes_per_elem)
+
+
+@dataclass(frozen=True)
+class DecodeTimes:
+    """The timings of a side-by-side decode so far (step 0 of the cached run is the prefill).
+
+    >>> t = decode_times([20.0, 2.0, 2.0, 4.0], [5.0, 10.0, 15.0, 20.0], window=2)
+    >>> t.prefill_ms, t.cached_ms, t.uncached_ms, t.speedup, t.window
+    (20.0, 2.6666666666666665, 12.5, 5.833333333333333, 2)
+    """
+
+    prefill_ms: float
+    cached_ms: float                     # mean ms per decode step with the cache (the prefill while alone)
+    uncached_ms: float                   # mean ms per step without it
+    speedup: float | None                # without / with the cache over the last ``window`` decode steps
+    window: int
+
+
+def decode_times(ms_cached: list[float], ms_uncached: list[float], window: int = 20) -> DecodeTimes:
+    """:class:`DecodeTimes` of per-step timings; no speed-up before the first decode step (or at 0 ms)."""
+    decode = ms_cached[1:] or ms_cached
+    n = min(window, len(ms_cached) - 1)
+    recent = sum(ms_cached[-n:]) if n >= 1 else 0.0
+    speedup = sum(ms_uncached[-n:]) / recent if recent > 0 else None
+    return DecodeTimes(ms_cached[0], sum(decode) / len(decode), sum(ms_uncached) / len(ms_uncached), speedup,
+                       max(n, 0))
+
+
 class KVCache:
     """Per-layer buffers preallocated for ``capacity`` positions, filled ``length`` positions deep.
 
@@ -232,6 +302,16 @@ class ScaleUp:
     crossover_tokens: int            # the context at which the cache holds as many bytes as the weights
     baseline_bytes: int              # MHA/GQA/MQA: as MHA (n_kv = n_heads); MLA: its decompressed K and V
     baseline: str                    # "mha" or "decompressed"
+
+    @property
+    def per_token_bytes(self) -> float:
+        """Bytes per token of context (all layers, one sequence)."""
+        return self.elements_per_token * self.bytes_per_elem
+
+    @property
+    def baseline_ratio(self) -> float:
+        """How many times the cache the baseline would be (4 for Llama-3-8B: 32 query heads, 8 KV heads)."""
+        return self.baseline_bytes / self.cache_bytes
 
 
 def scale_up(preset: str, seq_len: int, batch: int = 1, dtype: str = "bf16") -> ScaleUp:

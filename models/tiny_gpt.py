@@ -30,8 +30,8 @@ from models.checks import InputError, choice, whole
 from models.device import device_name, on_gpu, resolve_device
 from models.generation import GPTConfig, Pair, side_by_side
 from models.transformer import Transformer, TransformerConfig
-from models.limits import (KV_CONTEXT, KV_D_MODEL, KV_MAX_LATENT, KV_N_HEADS, KV_N_LAYERS, KV_TRAINED_GQA,
-                           KV_TRAINED_LATENT, KV_VARIANTS)
+from models.limits import (KV_CONTEXT, KV_D_MODEL, KV_MAX_LATENT, KV_MAX_NEW_TOKENS, KV_N_HEADS, KV_N_LAYERS,
+                           KV_TRAINED_GQA, KV_TRAINED_LATENT, KV_VARIANTS)
 
 ROOT = Path(__file__).resolve().parents[1]
 CHECKPOINT_DIR = ROOT / "data" / "tiny_gpt"
@@ -97,6 +97,28 @@ def tiny_config(variant: str, vocab_size: int, *, n_kv_heads: int | None = None,
     return GPTConfig(**base, n_kv_heads=whole("n_kv_heads", kv, 1, KV_N_HEADS))
 
 
+def check_prompt(prompt: str, max_new_tokens: int) -> int:
+    """``max_new_tokens`` as an ``int`` if ``prompt`` is text and it and the new tokens fit the context
+    (one character = one token), else :class:`~models.checks.InputError`.
+
+    >>> check_prompt("The", 10.0)
+    10
+    >>> check_prompt("x" * 500, 20)
+    Traceback (most recent call last):
+    ...
+    models.checks.InputError: the prompt (500 tokens) plus 20 new tokens is 520: the model's context is 512 tokens
+    """
+    if not isinstance(prompt, str):
+        raise InputError("kv_err_prompt_not_text")
+    if not prompt:
+        raise InputError("kv_err_empty_prompt")
+    n_new = whole("max_new_tokens", max_new_tokens, 1, KV_MAX_NEW_TOKENS)
+    if len(prompt) + n_new > KV_CONTEXT:
+        raise InputError("kv_err_too_long", prompt=len(prompt), new=n_new, total=len(prompt) + n_new,
+                         context=KV_CONTEXT)
+    return n_new
+
+
 def checkpoint_name(config: GPTConfig) -> str:
     """``mha-kv4``, ``mha-kv2``, ``mha-kv1`` or ``mla-r32``: the file a config's weights live in.
 
@@ -123,6 +145,18 @@ def variant_sizes(kv_latent_dim: int = KV_TRAINED_LATENT) -> dict[str, int]:
     shapes = {"MHA": tiny_config("mha", 1), f"GQA-{KV_TRAINED_GQA}": tiny_config("gqa", 1, n_kv_heads=KV_TRAINED_GQA),
               "MQA": tiny_config("mqa", 1), f"MLA r={kv_latent_dim}": tiny_config("mla", 1, kv_latent_dim=kv_latent_dim)}
     return {label: cfg.cache_elements_per_token() for label, cfg in shapes.items()}
+
+
+def other_variant_bytes(config: GPTConfig, bytes_per_elem: float) -> dict[str, float]:
+    """Bytes per token of the variants other than ``config``'s (the lines drawn for scale), by label;
+    MLA at ``config``'s latent width (the trained one for the others).
+
+    >>> other_variant_bytes(tiny_config("gqa", 1, n_kv_heads=2), 4)
+    {'MHA': 4096, 'MQA': 1024, 'MLA r=32': 768}
+    """
+    mine = config.cache_elements_per_token()
+    sizes = variant_sizes(config.kv_latent_dim or KV_TRAINED_LATENT)
+    return {label: n * bytes_per_elem for label, n in sizes.items() if n != mine}
 
 
 def has_checkpoint(config: GPTConfig, directory: Path = CHECKPOINT_DIR) -> bool:

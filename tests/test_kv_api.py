@@ -17,7 +17,7 @@ ARGS = dict(prompt=PROMPT, attention="mha", n_kv_heads=4, kv_latent_dim=32, max_
 
 def generate(client, **changes):
     """Every update of a streamed generation, in order."""
-    job = client.submit(*(ARGS | changes).values(), api_name="/kv_generate")
+    job = client.submit(**(ARGS | changes), api_name="/kv_generate")
     job.result(timeout=300)
     return job.outputs()
 
@@ -29,6 +29,18 @@ def traces(fig: dict, kind: str) -> list[dict]:
 def test_endpoints_are_named_and_public(client):
     names = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
     assert {"/kv_generate", "/kv_plan", "/kv_scale"} <= set(names)
+
+
+def test_defaults_alone_answer_every_endpoint(client):
+    groups, summary, cache, growth, text, device = client.predict(api_name="/kv_plan")
+    assert "2 × 4 × 32 = 256 numbers" in summary                          # MHA: 4 KV heads of 32, K and V
+    assert "preallocated for 223 positions" in plot_json(cache)["layout"]["title"]["text"]    # 24 + 200 − 1
+    fig, md = client.predict(api_name="/kv_scale")
+    assert "**Llama-3-8B**" in md and "= **1,073,741,824 B" in md          # 2·32·8·128·8192·2 B = 1 GiB
+    job = client.submit(api_name="/kv_generate")
+    job.result(timeout=300)
+    text, status, cache, growth, device = job.outputs()[-1]
+    assert "step 200 of 200" in status and "The kettle began to sing" in text
 
 
 def test_generate_streams_and_its_bytes_follow_the_formula(client):
@@ -65,7 +77,8 @@ def test_untrained_latent_width_runs_with_random_weights_and_says_so(client):
 
 
 def test_plan_draws_the_groups_and_the_empty_preallocated_cache(client):
-    groups, summary, cache, growth, text, device = client.predict(PROMPT, "gqa", 2, 32, 10, api_name="/kv_plan")
+    groups, summary, cache, growth, text, device = client.predict(prompt=PROMPT, attention="gqa", n_kv_heads=2,
+                                                                  max_new_tokens=10, api_name="/kv_plan")
     assert device.split()[0] in ("cpu", "cuda") and device.endswith("ms")
     edges = [t for t in plot_json(groups)["data"] if t["mode"] == "lines"]
     # query head h (x = h, y = 1) reads KV head h // 2, drawn under its pair: x = 0.5 or 2.5
@@ -79,7 +92,7 @@ def test_plan_draws_the_groups_and_the_empty_preallocated_cache(client):
 
 
 def test_plan_mla_draws_the_latent_and_the_rope_key(client):
-    groups, summary, *_ = client.predict(PROMPT, "mla", 4, 32, 10, api_name="/kv_plan")
+    groups, summary, *_ = client.predict(prompt=PROMPT, attention="mla", max_new_tokens=10, api_name="/kv_plan")
     labels = [a["text"] for a in plot_json(groups)["layout"]["annotations"]]
     assert any("c (32)" in label for label in labels) and any("kᴿ (16)" in label for label in labels)
     assert any("one RoPE key (16), shared by all heads" in label for label in labels)
@@ -88,7 +101,7 @@ def test_plan_mla_draws_the_latent_and_the_rope_key(client):
 
 @pytest.mark.parametrize("preset", ["Llama-2-7B", "Llama-3-8B", "Mistral-7B v0.1", "DeepSeek-V2"])
 def test_scale_formula_with_numbers_plugged_in_evaluates_to_the_calculator(client, preset):
-    fig, md = client.predict(preset, 32768, 2, "fp16", api_name="/kv_scale")
+    fig, md = client.predict(preset=preset, context=32768, batch=2, dtype="fp16", api_name="/kv_scale")
     expected = calc_kv_cache_bytes(PRESETS[preset], 32768, 2, "fp16")
     plugged = re.search(r"= `([^`]+)` = \*\*([\d,]+) B", md)
     product = plugged.group(1).replace(" B", "").replace(",", "").replace("·", "*")
@@ -103,14 +116,15 @@ def test_scale_formula_with_numbers_plugged_in_evaluates_to_the_calculator(clien
 
 @pytest.mark.parametrize("changes,message", [
     (dict(prompt=""), "the prompt is empty"),
-    (dict(prompt="a" * 600), "the prompt (600 characters) plus 24 new tokens is 624: the model's context is 512"),
+    (dict(prompt="a" * 600), "the prompt (600 tokens) plus 24 new tokens is 624: the model's context is 512 tokens"),
     (dict(prompt="naïve 42"), "not among them (character, position): 'ï' (2), '4' (6), '2' (7)"),
-    (dict(max_new_tokens=0), "Value 0 is less than minimum value 1"),
-    (dict(max_new_tokens=100_000), "Value 100000 is greater than maximum value 511"),
+    (dict(max_new_tokens=0), "max_new_tokens = 0: must be a whole number from 1 to 511"),
+    (dict(max_new_tokens=100_000), "max_new_tokens = 100000: must be a whole number from 1 to 511"),
     (dict(prompt="x" * 400, max_new_tokens=200), "plus 200 new tokens is 600: the model's context is 512"),
     (dict(attention="gqa", n_kv_heads=3), "n_kv_heads = 3 must divide n_heads = 4"),
-    (dict(attention="mla", kv_latent_dim=0), "Value 0 is less than minimum value 1"),
-    (dict(attention="flash"), "flash"),
+    (dict(attention="mla", kv_latent_dim=0), "kv_latent_dim = 0: must be a whole number from 1 to 128"),
+    (dict(attention="flash"), "attention = 'flash': must be one of mha, gqa, mqa, mla"),
+    (dict(temperature=3), "temperature = 3: must be a number from 0 to 2"),
 ])
 def test_bad_input_gives_a_clear_message_and_the_server_keeps_serving(client, changes, message):
     with pytest.raises(AppError, match=re.escape(message)):
@@ -118,11 +132,12 @@ def test_bad_input_gives_a_clear_message_and_the_server_keeps_serving(client, ch
     assert "step 2 of 2" in generate(client, max_new_tokens=2)[-1][1]
 
 
-@pytest.mark.parametrize("args,message", [
-    (("GPT-5", 4096, 1, "bf16"), "GPT-5"),
-    (("Llama-3-8B", 0, 1, "bf16"), "Value 0 is less than minimum value 1"),
-    (("Llama-3-8B", 4096, 1, "fp7"), "fp7"),
+@pytest.mark.parametrize("changes,message", [
+    (dict(preset="GPT-5"), "model = 'GPT-5': must be one of"),
+    (dict(context=0), "context length = 0: must be a whole number from 1 to 10000000"),
+    (dict(batch=2000), "batch = 2000: must be a whole number from 1 to 1024"),
+    (dict(dtype="fp7"), "dtype = 'fp7': must be one of fp32, fp16, bf16, fp8, int8, int4"),
 ])
-def test_scale_bad_input(client, args, message):
+def test_scale_bad_input(client, changes, message):
     with pytest.raises(AppError, match=re.escape(message)):
-        client.predict(*args, api_name="/kv_scale")
+        client.predict(**changes, api_name="/kv_scale")

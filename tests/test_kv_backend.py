@@ -11,10 +11,10 @@ from torch.nn.attention.bias import causal_lower_right
 from models.calculator import PRESETS, ModelSpec, kv_cache_bytes as calc_kv_cache_bytes
 from models.generation import (GPTConfig, KVCache, TinyGPT, rope_rotate, generate, generate_steps, kv_cache_bytes,
                                mla_cache_bytes, rope_tables, side_by_side)
-from models.kv_cache import cached_causal_mask, scale_up
+from models.kv_cache import cached_causal_mask, config_cache_bytes, decode_times, layer_cache, scale_up
 from models.limits import KV_CONTEXT
 from models.tiny_gpt import (CHECKPOINT_DIR, CORPUS, CharVocab, checkpoint_name, load_checkpoint, load_tiny_gpt, split_corpus,
-                             stream_tiny_gpt, tiny_config, trained_configs, validation_loss, variant_sizes)
+                             check_prompt, stream_tiny_gpt, tiny_config, trained_configs, validation_loss, variant_sizes)
 
 VARIANTS = {  # name -> config of a small random model
     "MHA": GPTConfig(37, 2, 32, 4, 4, 48),
@@ -333,3 +333,46 @@ def test_rope_tables_rotate_as_the_positions_tab_does():
     cos, sin = rope_tables(17, 8, base=500.0)
     torch.testing.assert_close(rope_rotate(x, cos.double(), sin.double()), apply_rope(x, base=500.0, style="half"),
                                atol=1e-6, rtol=0)                   # the tables are float32
+
+
+# --------------------------------------------------------------------------- what the tab shows
+@pytest.mark.parametrize("variant,n_kv,latent,numbers", [("mha", 4, None, 2 * 4 * 32), ("gqa", 2, None, 2 * 2 * 32),
+                                                         ("mqa", 1, None, 2 * 1 * 32), ("mla", 4, 32, 32 + 16)])
+def test_layer_cache_against_mha_by_hand(variant, n_kv, latent, numbers):
+    """Per layer and token MHA caches a key and a value of 32 numbers for each of the 4 query heads: 256."""
+    layer = layer_cache(tiny_config(variant, 61, n_kv_heads=n_kv, kv_latent_dim=latent))
+    assert (layer.numbers, layer.mha_numbers, layer.mha_numbers_all_layers) == (numbers, 256, 4 * 256)
+    assert layer.fraction_of_mha == numbers / 256
+
+
+def test_formula_bytes_equal_what_the_cache_tensors_hold():
+    cfg = tiny_config("gqa", 61, n_kv_heads=2)
+    cache = KVCache(cfg, capacity=9)
+    for layer in range(4):
+        cache.update(layer, torch.randn(1, 2, 7, 32), torch.randn(1, 2, 7, 32))
+    cache.advance(7)
+    assert config_cache_bytes(cfg, 7, 4) == cache.nbytes() == 2 * 4 * 2 * 32 * 7 * 4
+
+
+def test_decode_times_by_hand():
+    prefill, cached, uncached = 50.0, [1.0, 2.0, 3.0, 4.0], [10.0, 20.0, 30.0, 40.0, 50.0]
+    t = decode_times([prefill, *cached], uncached, window=3)
+    assert (t.prefill_ms, t.cached_ms, t.uncached_ms) == (50.0, 2.5, 30.0)
+    assert t.speedup == (30 + 40 + 50) / (2 + 3 + 4) and t.window == 3
+    alone = decode_times([prefill], [12.0])                      # the prefill only: no decode step to compare
+    assert (alone.cached_ms, alone.speedup, alone.window) == (50.0, None, 0)
+
+
+@pytest.mark.parametrize("name,per_token,ratio", [("Llama-2-7B", 2 * 32 * 32 * 128 * 2, 1),
+                                                  ("Llama-3-8B", 2 * 32 * 8 * 128 * 2, 4)])
+def test_scale_up_per_token_and_against_mha(name, per_token, ratio):
+    s = scale_up(name, 4096, 1, "bf16")
+    assert s.per_token_bytes == per_token and s.baseline_ratio == ratio      # 32 query heads share 32 or 8 KV heads
+
+
+def test_check_prompt():
+    assert check_prompt("The", 10.0) == 10
+    with pytest.raises(ValueError, match="the prompt must be text"):
+        check_prompt(None, 10)
+    with pytest.raises(ValueError, match=re.escape("the prompt (500 tokens) plus 20 new tokens is 520")):
+        check_prompt("x" * 500, 20)

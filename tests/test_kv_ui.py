@@ -19,6 +19,16 @@ def heatmap_lengths(page) -> list[int]:
     return page.evaluate(ROWS)
 
 
+LABEL_HEIGHT = ("id => document.querySelector(`#${id} label span, #${id} [data-testid=block-info]`)"
+                ".getBoundingClientRect().height")
+
+
+def assert_one_line_label(page, elem_id: str) -> None:
+    """Regression: the KV-heads slider's long label wrapped into a three-line badge beside its number box
+    (clipped in narrower columns). Its label is now as tall as a one-word label's; the rest is info text."""
+    assert page.evaluate(LABEL_HEIGHT, elem_id) == page.evaluate(LABEL_HEIGHT, "kv_new_tokens")
+
+
 def set_slider(page, elem_id: str, value: int) -> None:
     box = page.locator(f"#{elem_id} input[type=number]")
     box.fill(str(value))
@@ -36,6 +46,8 @@ def open_tab(page, server_url: str, name: str) -> None:
 def test_switch_variant_generate_and_stop(page, server_url, shot):
     open_tab(page, server_url, "KV cache")
     assert not any(heatmap_lengths(page))                                             # preallocated, empty
+    assert_one_line_label(page, "kv_n_kv")
+    assert_one_line_label(page, "kv_temperature")
 
     page.locator("#kv_attention label").filter(has_text="GQA").click()
     page.wait_for_function(f"() => document.querySelector('{CACHE}').data.filter(t => t.type === 'heatmap')"
@@ -72,6 +84,8 @@ def test_chinese_mla_and_a_clear_error(browser, server_url, shot):
     context = browser.new_context(locale="zh-CN", viewport={"width": 1400, "height": 1000})
     page = context.new_page()
     open_tab(page, server_url, "KV 缓存")
+    assert_one_line_label(page, "kv_n_kv")
+    assert_one_line_label(page, "kv_temperature")
     page.locator("#kv_attention label").filter(has_text="MLA").click()
     page.wait_for_function(f"() => document.querySelector('{CACHE}').data.filter(t => t.type === 'heatmap')"
                            ".reduce((n, t) => n + t.z.length, 0) === 8")             # 4 layers × (latent, RoPE key)
