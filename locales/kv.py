@@ -214,7 +214,7 @@ $$M = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot B \cdot s$$
         "kv_fig_kvh": "K/V{n}",
         "kv_fig_per_layer": "每层每个词元缓存：{expr} = {n} 个数",
         "kv_fig_vs_mha": "为 MHA（{mha}）的 {x}",
-        "kv_fig_untrained": "此结构没有训练好的权重：使用随机权重",
+        "kv_fig_untrained": "此架构没有训练好的权重：使用随机权重",
         "kv_fig_scale_title": "KV 缓存随上下文增长（批大小 {batch}，{dtype}）",
         "kv_fig_scale_context": "上下文长度 T（词元）",
         "kv_fig_gib": "GiB",
