@@ -9,7 +9,7 @@ import gradio as gr
 
 from components.common import HEAVY, device_line, explain, low_priority
 from components.i18n import lang_of, t
-from components.norms_stability import join_draws
+from components.wiring import join_draws
 from components.widgets import Number, Radio, Slider
 from components.wiring import event
 from locales import tr

@@ -20,7 +20,7 @@ from components import norms_stability
 from components.common import HEAVY, device_line, explain, low_priority
 from components.i18n import lang_of, t
 from components.widgets import CheckboxGroup, Number, Radio, Slider
-from components.wiring import event
+from components.wiring import event, join_draws
 from models.checks import InputError, choice, number, whole
 from models.limits import (NORM_AXES_MAX, NORM_MAX_BATCH, NORM_MAX_D_MODEL, NORM_MAX_HEADS, NORM_MAX_LAYERS,
                            NORM_MAX_SEQ_LEN, NORM_MIN_LAYERS, NORM_TRAIN_MAX_LR, NORM_TRAIN_MAX_STEPS, SEED_MAX)
@@ -241,6 +241,6 @@ def build() -> dict:
     # The first draw: the axes view, and the ticket that starts /norm_gradients (the named events are the API).
     drawn = {**vars(axes), **{k: getattr(grads, k) for k in ("grads_plot", "sweep_plot", "grads_ticket")},
              "train_plot": train.train_plot}
-    return norms_stability.join_draws(
+    return join_draws(
         event(first_draw, drawn, ("axes_plot", "axes_check", "axes_device", "grads_plot", "sweep_plot", "train_plot",
                                   "grads_ticket"), show_progress="hidden"), stability)

@@ -153,3 +153,24 @@ def event(fn: Callable, controls: SimpleNamespace | Mapping[str, Any], outputs: 
     wired = {name: found[name] for name in outputs}
     return dict(fn=guarded(fn, wired), inputs=[found[n] for n in control_names(fn)], outputs=list(wired.values()),
                 **kwargs)
+
+
+def join_draws(first: dict, second: dict) -> dict:
+    """One draw event that runs two (``fn``, ``inputs``, ``outputs``): the tab's and this section's.
+
+    Each ``fn`` gets its own inputs and the request; outputs come back by component, so the two may
+    return a tuple (in ``outputs`` order) or a ``{component: value}`` mapping.
+    """
+    n = len(first["inputs"])
+
+    def by_component(draw: dict, out) -> dict:
+        return dict(out) if isinstance(out, dict) else dict(zip(draw["outputs"], out))
+
+    def run(*values, request: gr.Request = None) -> dict:
+        return {**by_component(first, first["fn"](*values[:n], request=request)),
+                **by_component(second, second["fn"](*values[n:], request=request))}
+    run.__signature__ = inspect.Signature(
+        [inspect.Parameter("values", inspect.Parameter.VAR_POSITIONAL),
+         inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=gr.Request)])
+    return {**first, "fn": run, "inputs": [*first["inputs"], *second["inputs"]],
+            "outputs": [*first["outputs"], *second["outputs"]]}

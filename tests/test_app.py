@@ -89,6 +89,19 @@ def test_merge_strings_rejects_untranslated_and_duplicate_keys():
         merge_strings({"en": {"a": "A"}, "zh-CN": {"a": "甲"}}, {"en": {"a": "A"}, "zh-CN": {"a": "甲"}})
 
 
+def test_no_locale_table_writes_a_key_twice():
+    """A dict literal that repeats a key keeps the last value silently: the sinusoidal heatmap's
+    "position p" once relabelled RoPE's "position m" axis. merge_strings cannot see it; the source can."""
+    import ast
+    repeated = []
+    for path in sorted((ROOT / "locales").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Dict):
+                keys = [k.value for k in node.keys if isinstance(k, ast.Constant)]
+                repeated += [f"{path.name}: {k}" for k in sorted(set(keys)) if keys.count(k) > 1]
+    assert not repeated
+
+
 def test_every_tab_module_is_in_the_app():
     """Every component module is a tab of ``app.TABS``, a sub-tab in a tab's ``SUBTABS``, a section in its
     ``SECTIONS``, or shared."""

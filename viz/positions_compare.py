@@ -100,7 +100,7 @@ def sinusoidal_figure(pe: list[list[float]], lang: str = "en") -> PlainFigure:
              "hovertemplate": "p = %{y}, j = %{x}: %{z:.4f}<extra></extra>"}]
     layout = base_layout(height=max(300, min(520, 140 + 4 * T)), title=tr(lang, "pos_fig_sin_title")) | {
         "xaxis": {"title": {"text": tr(lang, "pos_fig_dim")}},
-        "yaxis": {"title": {"text": tr(lang, "pos_fig_position")}, "autorange": "reversed"}}
+        "yaxis": {"title": {"text": tr(lang, "pos_fig_position_p")}, "autorange": "reversed"}}
     return plain_figure(data, layout)
 
 
