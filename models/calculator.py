@@ -20,11 +20,13 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Literal
 
+from models.checks import choice, number, whole
 from models.limits import (CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_MAX_EXPERTS,
                            CALC_MAX_HEADS, CALC_MAX_JSON_CHARS, CALC_MAX_LAYERS, CALC_MAX_PARAMS)
 
 DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 GiB = 2**30
+FIELD_CHOICES = {"ffn_type": ("gelu", "swiglu"), "norm": ("layernorm", "rmsnorm")}
 
 
 @dataclass(frozen=True)
@@ -420,13 +422,38 @@ def spec_fields() -> list[str]:
     return [f.name for f in fields(ModelSpec) if f.name != "name"]
 
 
+def fields_of(spec: ModelSpec) -> dict:
+    """The editable fields of ``spec`` as the UI shows them: 0 for a ``head_dim`` derived from d_model,
+    ``n_kv_heads`` spelled out.
+
+    >>> fields_of(PRESETS["Llama-3-8B"])["n_kv_heads"], fields_of(PRESETS["Llama-3-8B"])["head_dim"]
+    (8, 0)
+    """
+    values = asdict(spec)
+    values["head_dim"] = values["head_dim"] or 0
+    values["n_kv_heads"] = values["n_kv_heads"] or values["n_heads"]
+    return {name: values[name] for name in spec_fields()}
+
+
+def spec_from_fields(values: dict, name: str = "custom") -> ModelSpec:
+    """A :class:`ModelSpec` from the UI's fields (the inverse of :func:`fields_of`), each checked."""
+    kwargs = {}
+    for field in spec_fields():
+        value = values[field]
+        if field in ("ffn_type", "norm"):
+            kwargs[field] = choice(field, value, FIELD_CHOICES[field])
+        elif field in ("tied_embeddings", "attn_bias", "mlp_bias"):
+            kwargs[field] = bool(choice(field, value, (True, False)))
+        else:
+            kwargs[field] = whole(field, value, 0, CALC_MAX_DIM)
+    kwargs["head_dim"] = kwargs["head_dim"] or None
+    kwargs["n_kv_heads"] = kwargs["n_kv_heads"] or None
+    return ModelSpec(name=name, **kwargs)
+
+
 def with_changes(spec: ModelSpec, **changes) -> ModelSpec:
     """A validated copy of ``spec`` with some fields changed."""
     return replace(spec, **changes)
-
-
-def as_dict(spec: ModelSpec) -> dict:
-    return asdict(spec)
 
 
 @dataclass(frozen=True)
@@ -456,6 +483,18 @@ class RunSettings:
             raise ValueError(f"GPU memory = {self.gpu_gib!r} GiB must be a number from 1 to 10,000")
         if not _is_number(self.usable) or not 0 < self.usable <= 1:
             raise ValueError(f"usable fraction = {self.usable!r} must be in (0, 1]")
+
+
+def run_settings(*, seq_len, batch, weight_dtype, kv_dtype, train_tokens, recipe, recompute, gpu_gib) -> RunSettings:
+    """:class:`RunSettings` from the UI's values, each checked (a slider's ``2.0`` becomes ``2``)."""
+    return RunSettings(seq_len=whole("seq_len", seq_len, 1, CALC_MAX_CONTEXT),
+                       batch=whole("batch", batch, 1, CALC_MAX_BATCH),
+                       weight_dtype=choice("weight_dtype", weight_dtype, DTYPE_BYTES),
+                       kv_dtype=choice("kv_dtype", kv_dtype, DTYPE_BYTES),
+                       train_tokens=number("train_tokens", train_tokens, 0, 1e16, above=True),
+                       recipe=choice("recipe", recipe, OPTIMIZER_RECIPES),
+                       recompute=choice("recompute", recompute, RECOMPUTE),
+                       gpu_gib=number("gpu_gib", gpu_gib, 1, 10_000))
 
 
 @dataclass(frozen=True)
