@@ -20,7 +20,7 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Literal
 
-from models.checks import choice, number, whole
+from models.checks import InputError, choice, divides, number, shown, whole
 from models.limits import (CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_MAX_EXPERTS,
                            CALC_MAX_HEADS, CALC_MAX_JSON_CHARS, CALC_MAX_LAYERS, CALC_MAX_PARAMS)
 
@@ -63,25 +63,19 @@ class ModelSpec:
     v_head_dim: int = 0
 
     def __post_init__(self):
-        def check(name, value, low, high):
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise ValueError(f"{name} = {value!r} must be a whole number from {low:,} to {high:,}")
+        check = whole                                              # InputError: the field, its value, its range
         check("vocab_size", self.vocab_size, 1, CALC_MAX_DIM)
         check("d_model", self.d_model, 1, CALC_MAX_DIM)
         check("n_layers", self.n_layers, 1, CALC_MAX_LAYERS)
         check("n_heads", self.n_heads, 1, CALC_MAX_HEADS)
         check("n_kv_heads", self.kv_heads, 1, self.n_heads)
-        if self.n_heads % self.kv_heads:
-            raise ValueError(f"n_kv_heads = {self.kv_heads} must divide n_heads = {self.n_heads}")
+        divides("n_kv_heads", self.kv_heads, "n_heads", self.n_heads)
         if self.head_dim is None and self.d_model % self.n_heads:
-            raise ValueError(f"n_heads = {self.n_heads} must divide d_model = {self.d_model} "
-                             "(or give head_dim explicitly)")
+            raise InputError("calc_err_heads_divide", heads=self.n_heads, d=self.d_model)
         check("head_dim", self.hd, 1, CALC_MAX_DIM)
         check("ffn_dim", self.ffn, 1, CALC_MAX_DIM)
-        if self.ffn_type not in ("gelu", "swiglu"):
-            raise ValueError(f"ffn_type {self.ffn_type!r} must be gelu or swiglu")
-        if self.norm not in ("layernorm", "rmsnorm"):
-            raise ValueError(f"norm {self.norm!r} must be layernorm or rmsnorm")
+        choice("ffn_type", self.ffn_type, FIELD_CHOICES["ffn_type"])
+        choice("norm", self.norm, FIELD_CHOICES["norm"])
         check("learned_positions", self.learned_positions, 0, CALC_MAX_CONTEXT)
         check("n_experts", self.n_experts, 0, CALC_MAX_EXPERTS)
         if self.is_moe:
@@ -94,7 +88,7 @@ class ModelSpec:
                 check(name, getattr(self, name), 1, CALC_MAX_DIM)
             check("q_lora_rank", self.q_lora_rank, 0, CALC_MAX_DIM)
         if count_params(self)["total"] > CALC_MAX_PARAMS:
-            raise ValueError(f"{self.name}: more than {CALC_MAX_PARAMS:.0e} parameters is beyond this calculator")
+            raise InputError("calc_err_too_big", name=self.name, limit=CALC_MAX_PARAMS)
 
     # derived sizes ----------------------------------------------------------------------------
     @property
@@ -224,18 +218,16 @@ PRESETS: dict[str, ModelSpec] = {
 def bytes_per_element(dtype: str | float | int) -> float:
     """Bytes of one element: a dtype name (fp32, fp16, bf16, fp8, int8, int4) or a number of bytes."""
     if isinstance(dtype, str):
-        if dtype not in DTYPE_BYTES:
-            raise ValueError(f"dtype {dtype!r} must be one of {', '.join(DTYPE_BYTES)} or a byte count")
-        return DTYPE_BYTES[dtype]
-    if isinstance(dtype, bool) or not isinstance(dtype, (int, float)) or not 0 < dtype <= 16:
-        raise ValueError(f"bytes per element = {dtype!r} must be a number in (0, 16]")
-    return float(dtype)
+        if dtype in DTYPE_BYTES:
+            return DTYPE_BYTES[dtype]
+    elif _is_number(dtype) and 0 < dtype <= 16:
+        return float(dtype)
+    raise InputError("calc_err_dtype", value=shown(dtype), choices=", ".join(DTYPE_BYTES))
 
 
 def _check_run(seq_len: int, batch: int) -> None:
-    for name, value, high in (("context length", seq_len, CALC_MAX_CONTEXT), ("batch", batch, CALC_MAX_BATCH)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
-            raise ValueError(f"{name} = {value!r} must be a whole number from 1 to {high:,}")
+    whole("calc_seq_len", seq_len, 1, CALC_MAX_CONTEXT)
+    whole("calc_batch", batch, 1, CALC_MAX_BATCH)
 
 
 def kv_elements_per_token(spec: ModelSpec) -> int:
@@ -285,8 +277,7 @@ def _is_number(x) -> bool:
 
 
 def training_flops_check(tokens: float) -> None:
-    if not _is_number(tokens) or not 0 < tokens <= 1e16:
-        raise ValueError(f"training tokens = {tokens!r} must be a number in (0, 1e16]")
+    number("calc_train_tokens", tokens, 0, 1e16, above=True)
 
 
 def training_flops(spec: ModelSpec, tokens: float) -> float:
@@ -314,16 +305,14 @@ def activation_bytes(spec: ModelSpec, seq_len: int, batch: int, recompute: str =
     _check_run(seq_len, batch)
     s, b, h, a, L = seq_len, batch, spec.d_model, spec.n_heads, spec.n_layers
     per_layer = {"none": s * b * h * (34 + 5 * a * s / h), "selective": 34 * s * b * h, "full": 2 * s * b * h}
-    if recompute not in per_layer:
-        raise ValueError(f"recompute {recompute!r} must be one of {', '.join(RECOMPUTE)}")
+    choice("calc_recompute", recompute, RECOMPUTE)
     return math.ceil(L * per_layer[recompute])
 
 
 def training_memory(spec: ModelSpec, *, seq_len: int = 4096, batch: int = 1, recipe: str = "16",
                     recompute: str = "none") -> dict:
     """Bytes to train with mixed-precision AdamW: weights, gradients, master, optimizer, activations."""
-    if recipe not in OPTIMIZER_RECIPES:
-        raise ValueError(f"recipe {recipe!r} must be one of {', '.join(OPTIMIZER_RECIPES)} (bytes per parameter)")
+    choice("calc_recipe", recipe, OPTIMIZER_RECIPES)
     n = count_params(spec)["total"]
     w, g, m, o = OPTIMIZER_RECIPES[recipe]
     parts = {"weights": w * n, "gradients": g * n, "master": m * n, "optimizer": o * n,
@@ -345,8 +334,7 @@ def gpus_needed(total_bytes: float, gpu_gib: float, usable: float = 0.9) -> int:
     >>> gpus_needed(100 * GiB, 80)
     2
     """
-    if not gpu_gib > 0:
-        raise ValueError(f"GPU memory = {gpu_gib!r} GiB must be positive")
+    number("calc_gpu_gib", gpu_gib, 0, 10_000, above=True)
     return max(1, math.ceil(total_bytes / (gpu_gib * GiB * usable)))
 
 
@@ -365,15 +353,15 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
     4
     """
     if not isinstance(text, str) or not text.strip():
-        raise ValueError("paste the text of a config.json")
+        raise InputError("calc_err_paste")
     if len(text) > CALC_MAX_JSON_CHARS:
-        raise ValueError(f"the config is {len(text):,} characters: at most {CALC_MAX_JSON_CHARS:,}")
+        raise InputError("calc_err_json_long", n=len(text), limit=CALC_MAX_JSON_CHARS)
     try:
         cfg = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        raise InputError("calc_err_json", msg=exc.msg, line=exc.lineno, col=exc.colno) from None
     if not isinstance(cfg, dict):
-        raise ValueError("a config.json is a JSON object ({...})")
+        raise InputError("calc_err_json_object")
 
     def get(*keys, default=None):
         for key in keys:
@@ -388,7 +376,7 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
     missing = [k for k, v in (("hidden_size", d), ("num_hidden_layers", layers),
                               ("num_attention_heads", heads), ("vocab_size", vocab)) if v is None]
     if missing:
-        raise ValueError(f"the config lacks {', '.join(missing)}")
+        raise InputError("calc_err_config_lacks", keys=", ".join(missing))
     gpt2 = cfg.get("model_type") == "gpt2" or "n_embd" in cfg
     act = str(get("hidden_act", "activation_function", default="silu"))
     experts = get("num_local_experts", "n_routed_experts", default=0) or 0
@@ -475,26 +463,22 @@ class RunSettings:
         bytes_per_element(self.weight_dtype)
         bytes_per_element(self.kv_dtype)
         training_flops_check(self.train_tokens)
-        if self.recipe not in OPTIMIZER_RECIPES:
-            raise ValueError(f"recipe {self.recipe!r} must be one of {', '.join(OPTIMIZER_RECIPES)} (bytes per parameter)")
-        if self.recompute not in RECOMPUTE:
-            raise ValueError(f"recompute {self.recompute!r} must be one of {', '.join(RECOMPUTE)}")
-        if not _is_number(self.gpu_gib) or not 1 <= self.gpu_gib <= 10_000:
-            raise ValueError(f"GPU memory = {self.gpu_gib!r} GiB must be a number from 1 to 10,000")
-        if not _is_number(self.usable) or not 0 < self.usable <= 1:
-            raise ValueError(f"usable fraction = {self.usable!r} must be in (0, 1]")
+        choice("calc_recipe", self.recipe, OPTIMIZER_RECIPES)
+        choice("calc_recompute", self.recompute, RECOMPUTE)
+        number("calc_gpu_gib", self.gpu_gib, 1, 10_000)
+        number("calc_usable", self.usable, 0, 1, above=True)
 
 
 def run_settings(*, seq_len, batch, weight_dtype, kv_dtype, train_tokens, recipe, recompute, gpu_gib) -> RunSettings:
     """:class:`RunSettings` from the UI's values, each checked (a slider's ``2.0`` becomes ``2``)."""
-    return RunSettings(seq_len=whole("seq_len", seq_len, 1, CALC_MAX_CONTEXT),
-                       batch=whole("batch", batch, 1, CALC_MAX_BATCH),
-                       weight_dtype=choice("weight_dtype", weight_dtype, DTYPE_BYTES),
-                       kv_dtype=choice("kv_dtype", kv_dtype, DTYPE_BYTES),
-                       train_tokens=number("train_tokens", train_tokens, 0, 1e16, above=True),
-                       recipe=choice("recipe", recipe, OPTIMIZER_RECIPES),
-                       recompute=choice("recompute", recompute, RECOMPUTE),
-                       gpu_gib=number("gpu_gib", gpu_gib, 1, 10_000))
+    return RunSettings(seq_len=whole("calc_seq_len", seq_len, 1, CALC_MAX_CONTEXT),
+                       batch=whole("calc_batch", batch, 1, CALC_MAX_BATCH),
+                       weight_dtype=choice("calc_weight_dtype", weight_dtype, DTYPE_BYTES),
+                       kv_dtype=choice("calc_kv_dtype", kv_dtype, DTYPE_BYTES),
+                       train_tokens=number("calc_train_tokens", train_tokens, 0, 1e16, above=True),
+                       recipe=choice("calc_recipe", recipe, OPTIMIZER_RECIPES),
+                       recompute=choice("calc_recompute", recompute, RECOMPUTE),
+                       gpu_gib=number("calc_gpu_gib", gpu_gib, 1, 10_000))
 
 
 @dataclass(frozen=True)

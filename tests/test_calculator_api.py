@@ -72,7 +72,7 @@ def test_figures_and_formulas_follow_the_browser_language(server_url):
     (dict(d_model=4100, head_dim=0), "must divide d_model"),
     (dict(n_layers=0), "n_layers = 0"),
     (dict(top_k=3, n_experts=2), "top_k = 3"),
-    (dict(seq_len=0), "seq_len = 0"),
+    (dict(seq_len=0), "context length = 0"),
     (dict(recipe="17"), "recipe = '17'"),
 ])
 def test_bad_specs(client, changes, message):

@@ -149,9 +149,9 @@ def test_bad_configs(text, match):
 def test_bad_runs():
     with pytest.raises(ValueError, match="context length = 0"):
         kv_cache_bytes(PRESETS["Llama-2-7B"], 0)
-    with pytest.raises(ValueError, match="dtype 'fp64'"):
+    with pytest.raises(ValueError, match="dtype = 'fp64'"):
         kv_cache_bytes(PRESETS["Llama-2-7B"], 10, 1, "fp64")
-    with pytest.raises(ValueError, match="recompute"):
+    with pytest.raises(ValueError, match="recomputation = .some."):
         training_memory(PRESETS["Llama-2-7B"], recompute="some")
 
 
@@ -176,3 +176,15 @@ def test_verify_runs_small_models_and_builds_the_rest_on_meta():
     assert verify(small, seq_len=20).how == "run" and verify(small, seq_len=20).ok
     assert verify(PRESETS["Llama-3-8B"], seq_len=20).how == "meta"          # too big to run here
     assert verify(PRESETS["GPT-2 (124M)"], seq_len=20).how == "meta"        # 124M: built on the meta device
+
+
+@pytest.mark.parametrize("call,key,zh", [
+    (lambda: spec_from_config("{not json"), "calc_err_json", "不是有效的 JSON"),
+    (lambda: dataclasses.replace(PRESETS["Llama-3-8B"], n_kv_heads=3), "error_divides", "KV 头数 n_kv_heads = 3"),
+    (lambda: RunSettings(seq_len=0), "error_whole_number", "上下文长度 = 0"),
+])
+def test_backend_errors_are_keys_said_in_the_learners_language(call, key, zh):
+    from models.checks import InputError
+    with pytest.raises(InputError) as error:
+        call()
+    assert error.value.key == key and zh in error.value.render("zh-CN")
