@@ -230,15 +230,35 @@ def _check_run(seq_len: int, batch: int) -> None:
     whole("calc_batch", batch, 1, CALC_MAX_BATCH)
 
 
+def kv_elements(n_layers: int, *, n_kv_heads: int = 0, head_dim: int = 0, v_head_dim: int | None = None,
+                kv_latent_dim: int = 0, rope_dim: int = 0) -> int:
+    """Numbers a decoder caches per token, all layers: the app's one KV-cache formula.
+
+    MHA/GQA/MQA: ``L·n_kv·(head_dim + v_head_dim)`` (= ``2·L·n_kv·head_dim``: a key and a value per KV
+    head; MHA has n_kv = n_heads, MQA 1). MLA (DeepSeek-V2, ``kv_latent_dim > 0``): ``L·(latent + rope)``,
+    one compressed latent and one RoPE key shared by all heads, no factor 2.
+
+    >>> kv_elements(32, n_kv_heads=32, head_dim=128)     # Llama-2-7B (MHA): 2·32·32·128
+    262144
+    >>> kv_elements(32, n_kv_heads=8, head_dim=128)      # Llama-3-8B (GQA, 8 KV heads): 2·32·8·128
+    65536
+    >>> kv_elements(60, kv_latent_dim=512, rope_dim=64)  # DeepSeek-V2 (MLA): 60·(512 + 64)
+    34560
+    """
+    if kv_latent_dim:
+        return n_layers * (kv_latent_dim + rope_dim)                   # latent c + shared RoPE key
+    v_head_dim = head_dim if v_head_dim is None else v_head_dim
+    return n_layers * n_kv_heads * (head_dim + v_head_dim)             # K and V of every KV head
+
+
 def kv_elements_per_token(spec: ModelSpec) -> int:
-    """Cached numbers per token, all layers: 2·L·n_kv·head_dim, or L·(kv_lora_rank + rope dim) for MLA.
+    """:func:`kv_elements` of ``spec``.
 
     >>> kv_elements_per_token(PRESETS["Llama-3-8B"])
     65536
     """
-    if spec.is_mla:
-        return spec.n_layers * (spec.kv_lora_rank + spec.qk_rope_head_dim)   # latent + shared RoPE key
-    return 2 * spec.n_layers * spec.kv_heads * spec.hd
+    return kv_elements(spec.n_layers, n_kv_heads=spec.kv_heads, head_dim=spec.hd, kv_latent_dim=spec.kv_lora_rank,
+                       rope_dim=spec.qk_rope_head_dim)
 
 
 def kv_cache_bytes(spec: ModelSpec, seq_len: int, batch: int = 1, dtype: str | float = "fp16") -> int:

@@ -188,3 +188,26 @@ def test_backend_errors_are_keys_said_in_the_learners_language(call, key, zh):
     with pytest.raises(InputError) as error:
         call()
     assert error.value.key == key and zh in error.value.render("zh-CN")
+
+
+# Elements cached per token, all layers, from each model's config.json, by hand:
+# Llama-2-7B (MHA)  2 · 32 layers · 32 KV heads · 128  = 262,144
+# Llama-3-8B (GQA)  2 · 32 layers ·  8 KV heads · 128  =  65,536
+# DeepSeek-V2 (MLA) 60 layers · (512 latent + 64 RoPE) =  34,560
+KV_BY_HAND = {"Llama-2-7B": 262_144, "Llama-3-8B": 65_536, "DeepSeek-V2": 34_560}
+
+
+@pytest.mark.parametrize("name", KV_BY_HAND)
+def test_every_kv_cache_formula_of_the_app_agrees_with_the_hand_count(name):
+    from models import kv_cache
+    from models.calculator import kv_elements, kv_elements_per_token
+    from models.calculator_verify import transformer_config
+    spec, expected = PRESETS[name], KV_BY_HAND[name]
+    assert kv_elements_per_token(spec) == expected
+    assert transformer_config(spec, 16).cache_elements_per_token() == expected           # the one transformer
+    assert kv_cache_bytes(spec, 1000, 3, "bf16") == expected * 1000 * 3 * 2
+    if spec.is_mla:
+        assert kv_elements(spec.n_layers, kv_latent_dim=512, rope_dim=64) == expected
+    else:
+        assert kv_elements(spec.n_layers, n_kv_heads=spec.kv_heads, head_dim=128) == expected
+        assert kv_cache.kv_cache_bytes(spec.n_layers, spec.kv_heads, 128, 1000, 3, 2) == expected * 1000 * 3 * 2
