@@ -9,7 +9,7 @@ from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Dropdown, Number, Radio
 from components.wiring import control_names, event
-from models.calculator import (DTYPE_BYTES, FIELD_CHOICES, OPTIMIZER_RECIPES, PRESETS, RECOMPUTE, RunSettings,
+from models.calculator import (ATTENTION_KERNELS, DTYPE_BYTES, FIELD_CHOICES, OPTIMIZER_RECIPES, PRESETS, RECOMPUTE, RunSettings,
                                fields_of, spec_fields)
 from models.limits import CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_MAX_JSON_CHARS
 
@@ -43,7 +43,7 @@ def calculate(vocab_size: int = D["vocab_size"], d_model: int = D["d_model"], n_
               qk_nope_head_dim: int = D["qk_nope_head_dim"], v_head_dim: int = D["v_head_dim"],
               seq_len: int = RUN.seq_len, batch: int = RUN.batch, weight_dtype: str = RUN.weight_dtype,
               kv_dtype: str = RUN.kv_dtype, train_tokens: float = RUN.train_tokens, recipe: str = RUN.recipe,
-              recompute: str = RUN.recompute, gpu_gib: float = RUN.gpu_gib, request: gr.Request = None) -> dict:
+              recompute: str = RUN.recompute, attention: str = RUN.attention, gpu_gib: float = RUN.gpu_gib, request: gr.Request = None) -> dict:
     """The ``/calculate`` endpoint: the model's fields (a config.json's, by name), then the run ->
     the summary with every formula, three figures, the device line."""
     import torch
@@ -56,7 +56,7 @@ def calculate(vocab_size: int = D["vocab_size"], d_model: int = D["d_model"], n_
     lang = lang_of(request)
     spec = spec_from_fields({name: given[name] for name in FIELDS})
     run = run_settings(seq_len=seq_len, batch=batch, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                       train_tokens=train_tokens, recipe=recipe, recompute=recompute, gpu_gib=gpu_gib)
+                       train_tokens=train_tokens, recipe=recipe, recompute=recompute, attention=attention, gpu_gib=gpu_gib)
     with timed(torch.device("cpu")) as watch:
         a = analyze(spec, run)
         contexts, kv, weights = kv_curve(spec, run.batch, run.kv_dtype)
@@ -158,6 +158,8 @@ def build() -> dict:
                                   label=t("calc_recipe"), elem_id="calc_recipe")
                 ui.recompute = Radio([(t(f"calc_c_{r}"), r) for r in RECOMPUTE], value=RUN.recompute,
                                      label=t("calc_recompute"), elem_id="calc_recompute")
+                ui.attention = Radio([(t(f"calc_c_{k}"), k) for k in ATTENTION_KERNELS], value=RUN.attention,
+                                     label=t("calc_attention"), elem_id="calc_attention")
                 ui.gpu_gib = Dropdown(list(GPU_CHOICES), value=RUN.gpu_gib, label=t("calc_gpu"), elem_id="calc_gpu")
         with gr.Column(scale=2):
             ui.summary = gr.Markdown(elem_id="calc_summary", latex_delimiters=[])

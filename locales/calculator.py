@@ -34,21 +34,30 @@ STRINGS = {
         "calc_moe": "Mixture of experts", "calc_mla": "Multi-head latent attention (DeepSeek)",
         "calc_run": "Run", "calc_seq": "context length (tokens)", "calc_batch": "batch",
         "calc_wdtype": "weights dtype (inference)", "calc_kvdtype": "KV cache dtype",
-        "calc_tokens": "training tokens D", "calc_recipe": "training bytes per parameter",
+        "calc_tokens": "training tokens D", "calc_recipe": "training recipe (bytes per parameter)",
         "calc_recompute": "activation recomputation", "calc_gpu": "GPU memory (GiB)",
         "calc_verify": "Verify with PyTorch (build the model, allocate the cache)",
         "calc_summary": "Summary", "calc_params_plot": "Parameters", "calc_memory_plot": "Memory",
         "calc_kv_plot": "KV cache",
         "calc_formats_moved": "Number formats (fp32, bf16, fp16, fp8, int8 bit by bit) moved to the Tensors tab.",
-        "calc_c_gelu": "GELU MLP (2 matrices)", "calc_c_swiglu": "SwiGLU (3 matrices)", "calc_c_layernorm": "LayerNorm", "calc_c_rmsnorm": "RMSNorm",
-        "calc_recipe_16": "16", "calc_recipe_18": "18", "calc_recipe_20": "20",
+        "calc_c_gelu": "plain MLP, GELU (2 matrices)", "calc_c_swiglu": "gated: SwiGLU, GeGLU (3 matrices)", "calc_c_layernorm": "LayerNorm", "calc_c_rmsnorm": "RMSNorm",
+        "calc_recipe_mixed_bf16": "mixed precision: bf16 weights + bf16 grads + fp32 master + Adam m, v = 2+2+4+8 = 16",
+        "calc_recipe_mixed_fp32_grads": "mixed precision, fp32 gradients: 2+4+4+8 = 18",
+        "calc_recipe_fp32": "fp32 AdamW: weights + grads + Adam m, v = 4+4+8 = 16",
+        "calc_recipe_adam_8bit": "8-bit Adam: bf16 weights + grads + fp32 master + 8-bit m, v = 2+2+4+2 = 10",
+        "calc_recipe_mixed_bf16_source": "Rajbhandari et al. 2020, ZeRO, §3.1: 2Ψ + 2Ψ + KΨ with K = 12",
+        "calc_recipe_mixed_fp32_grads_source": "Megatron-LM docs, distributed optimizer: bf16 params, fp32 grads, 18 bytes",
+        "calc_recipe_fp32_source": "Megatron-LM docs, distributed optimizer: fp32 params, fp32 grads, 16 bytes (no master copy)",
+        "calc_recipe_adam_8bit_source": "Dettmers et al. 2022, 8-bit Optimizers via Block-wise Quantization (bitsandbytes)",
+        "calc_attention": "attention kernel (activations)", "calc_c_eager": "eager (stores the a·s² scores)",
+        "calc_c_flash": "FlashAttention (no scores stored)", "term_calc_attention": "attention kernel",
         "calc_c_none": "none", "calc_c_selective": "selective", "calc_c_full": "full",
         "calc_explain": r"""
-**Counting.** A layer holds attention ($d\cdot H\cdot h_d$ for Q, $2\,d\cdot n_{kv}\cdot h_d$ for K and V, $H\cdot h_d\cdot d$ for the output) and an FFN ($2\,d\,f$ for a GELU MLP, $3\,d\,f$ for SwiGLU: gate, up, down). The classic $12\,L\,d^2$ assumes MHA, a $4d$ GELU MLP and no embeddings; it is off for every modern model. Mixture-of-experts models count every expert in the total but only the router's top-$k$ in the active parameters.
+**Counting.** A layer holds attention ($d\cdot H\cdot h_d$ for Q, $2\,d\cdot n_{kv}\cdot h_d$ for K and V, $H\cdot h_d\cdot d$ for the output) and an FFN ($2\,d\,f$ for a GELU MLP, $3\,d\,f$ for SwiGLU: gate, up, down). The classic $12\,L\,d^2$ counts $4d^2$ of attention and $8d^2$ of FFN per layer, no embeddings. A $4d$ GELU MLP is $2\cdot d\cdot 4d = 8d^2$, and so is a SwiGLU sized $\tfrac{8}{3}d$ ($3\cdot d\cdot\tfrac{8}{3}d$): for Llama-2-7B (MHA, $f = 11008 \approx \tfrac{8}{3}\cdot 4096$) it matches the non-embedding parameters within 0.6%. It fails for GQA/MQA/MLA (less attention), FFNs not sized $4d$ (GELU) or $\tfrac{8}{3}d$ (SwiGLU), mixtures of experts (every expert is an FFN), and small models whose vocabulary matrices dominate. The summary says which applies to the chosen model. A gated FFN has 3 matrices whatever its activation: Gemma's GELU MLP is gated (GeGLU), Phi-2's is not. Mixture-of-experts models count every expert in the total but only the router's top-$k$ in the active parameters.
 
-**Compute.** A forward pass costs about $2N$ FLOPs per token (a multiply-add per weight) plus attention's $2\,L\,T\,H\,(d_{qk}+d_v)$ at context $T$; the backward pass costs twice the forward, hence $6\,N\,D$ for training on $D$ tokens.
+**Compute.** A forward pass costs about $2N$ FLOPs per token (a multiply-add per weight) plus attention's $2\,L\,T\,H\,(d_{qk}+d_v)$ at context $T$; the backward pass costs twice the forward, so training costs about 3 × the forward. The classic $6\,N\,D$ (Kaplan et al. 2020) counts a different $N$: all parameters, embeddings in, and no attention; 3 × the forward here leaves out the input embedding (a lookup, no multiply) and adds attention, which grows with $T$. For Llama-3-8B at 4K tokens the two differ by about 7%; the summary shows both for the chosen model.
 
-**Memory.** Inference: weights × bytes per weight plus the KV cache, $2\,L\,n_{kv}\,h_d\,T\,B$ elements ($n_{kv}$ from `num_key_value_heads`, not the query heads: GQA shrinks it; MLA caches one latent of rank $r_{kv}$ plus a shared RoPE key, no factor 2). Training with mixed-precision AdamW: 2 (bf16 weights) + 2 (grads) + 4 (fp32 master) + 8 (Adam $m$, $v$) = **16 bytes per parameter**, 18 with fp32 gradients, 20 when fp32 weights are kept beside the master. Activations (Korthikanti et al.): $s\,b\,h\,(34 + 5\,a\,s/h)$ bytes per layer; selective recomputation drops the $5as/h$ attention term; full recomputation keeps only each layer's input.
+**Memory.** Inference: weights × bytes per weight plus the KV cache, $2\,L\,n_{kv}\,h_d\,T\,B$ elements ($n_{kv}$ from `num_key_value_heads`, not the query heads: GQA shrinks it; MLA caches one latent of rank $r_{kv}$ plus a shared RoPE key, no factor 2). Training bytes per parameter depend on the recipe: mixed precision with bf16 weights and gradients, an fp32 master copy and Adam's $m$, $v$ in fp32: 2 + 2 + 4 + 8 = **16** (ZeRO, Rajbhandari et al. 2020); the same with fp32 gradients: 2 + 4 + 4 + 8 = 18 (Megatron-LM); plain fp32 AdamW: 4 + 4 + 8 = 16, no master copy; 8-bit Adam (Dettmers et al. 2022): 2 + 2 + 4 + 2 = 10. Activations after Korthikanti et al. 2022: $s\,b\,h\,(34 + 5\,a\,s/h)$ bytes per layer, counted for GPT-3 blocks (MHA, a $4h$ GELU MLP, LayerNorm, dropout). The $5as/h$ term is the $a\times s\times s$ attention scores: FlashAttention never stores them, nor does selective recomputation; full recomputation keeps only each layer's input ($2sbh$). For SwiGLU the MLP's share scales with its width $f$ (three $f$-wide tensors: gate, up, their product), GQA stores fewer K and V, and an MoE layer keeps the activations of each token's $k$ experts.
 
 """,
         "calc_v_params_title": 'Parameters by part',
@@ -100,16 +109,25 @@ STRINGS = {
         "calc_s_per_layer": "{part} per layer: {formula}",
         "calc_s_topk": "{active}: the top-{k} of {n} routed experts{shared}",
         "calc_s_shared": " plus {n} shared",
-        "calc_s_rule": "12·L·d² = 12·{L}·{d}² = {value}: attention 4d² + a 4d GELU MLP 8d² per layer; it ignores "
-                       "embeddings, GQA, SwiGLU's third matrix and experts.",
-        "calc_s_flops": "2·N (N = active parameters used in matmuls) + 2·L·T·H·(d_qk + d_v) = {matmul} + "
-                        "2·{L}·{T}·{H}·({qk}+{v}) = {matmul} + {attention} = **{forward}**; training ≈ 3× = {train}",
+        "calc_s_rule": '12·L·d² = 12·{L}·{d}² = {rule} against the non-embedding parameters N = {n} (total − input embedding − LM head): off by {off:+.2f}% ({off_total:+.1f}% against the total). The rule counts 4·d² of attention and 8·d² of FFN per layer: a 4d GELU MLP (2·d·4d), or a SwiGLU sized 8/3·d (3·d·8d/3), is 8·d² either way. Here attention = {att:.2f}·d² and FFN = {ffn:.2f}·d² per layer; the embeddings are {emb:.1f}% of the total. {verdict}',
+        "calc_s_flops": '2·N_matmul + 2·L·T·H·(d_qk + d_v) = {matmul} + 2·{L}·{T}·{H}·({qk}+{v}) = {matmul} + {attention} = **{forward}**',
         "calc_s_train": "6·N·D = 6 · {N} · {D} = {C} FLOP",
         "calc_s_kv_mla_note": "MLA caches one latent per token: no factor 2",
         "calc_s_crossover": "the cache holds as many bytes as the weights at {t:,} tokens",
         "calc_s_inference": "{weights} N·{dtype} = {w} B + {kv_cache} {kv} B; GPUs = ⌈total / ({gib} GiB · {usable})⌉",
-        "calc_s_training": "{bpp} bytes per parameter ({recipe}: {parts}) + {activations} ({recompute}) {act}: "
-                           "s·b·h·(34 + 5·a·s/h)·L without recomputation, 34·s·b·h·L selective, 2·s·b·h·L full",
+        "calc_s_training": '{bpp} bytes per parameter, {recipe} ({parts}); source: {source}. + {activations} ({recompute}, {attention}) {act}',
+        "calc_s_activations": "Activations after Korthikanti et al. 2022 (eq. 1–2): L·s·b·h·(34 + 5·a·s/h) bytes, counted for 16-bit GPT-3 blocks (MHA, a 4h GELU MLP, LayerNorm, dropout): per layer 11·s·b·h attention, 19·s·b·h MLP, 4·s·b·h norms, and 5·a·s²·b for the scores, softmax and its dropout. Here: {L}·{s}·{b}·{h}·{factor} = {act} B ({how}). Not a GPT-3 block? A SwiGLU FFN keeps gate, up and their product, f wide each, so the MLP's share scales with f, not 4h; GQA stores K and V for n_kv of the a heads, shrinking part of the 11·s·b·h; an MoE layer keeps every token's top-k expert activations and the router's, about k times the FFN's share.",
+        "calc_s_act_none": 'no recomputation: 34 + 5·a·s/h = 34 + 5·{a}·{s}/{h} = {factor}',
+        "calc_s_act_flash": 'FlashAttention never stores the a×s×s scores (it recomputes them blockwise in the backward): 34',
+        "calc_s_act_selective": 'selective recomputation of the scores: 34',
+        "calc_s_act_full": "full recomputation, only each layer's input kept: 2",
+        "calc_s_verdict_holds": 'So it holds for this model, as it does for Llama-2-7B (MHA, SwiGLU at 11008 ≈ 8/3·4096).',
+        "calc_s_verdict_fails": 'It fails here: {reasons}.',
+        "calc_s_why_gqa": 'attention is not 4·d² (GQA or MQA share K and V among heads, MLA compresses them)',
+        "calc_s_why_ffn": 'the FFN is not sized 4d (GELU) or 8/3·d (SwiGLU)',
+        "calc_s_why_moe": 'a mixture of experts holds {n} FFNs per layer',
+        "calc_s_why_vocab": 'the vocabulary matrices dominate this small model',
+        "calc_s_conventions": 'Two conventions. 3 × forward = {three} FLOP per token counts the matmuls, N = {n_matmul} (the input embedding, a lookup, left out; the LM head in), plus attention {attention} FLOP at T = {T}. 6·N = {six} counts N = {n_all}, every parameter with the embeddings, and no attention. Here 3 × forward / 6·N = {ratio:.3f} ({pct:+.1f}%): {emb} embedding parameters out, attention in.',
         "calc_err_heads_divide": "n_heads = {heads} must divide d_model = {d} (or give head_dim explicitly)",
         "calc_err_too_big": "{name}: more than {limit:.0e} parameters is beyond this calculator",
         "calc_err_dtype": "dtype = {value}: must be one of {choices}, or a byte count in (0, 16]",
@@ -122,8 +140,8 @@ STRINGS = {
                                      "verification builds up to {limit:,})",
         "term_calc_seq_len": "context length", "term_calc_batch": "batch", "term_calc_weight_dtype": "weights dtype",
         "term_calc_kv_dtype": "KV cache dtype", "term_calc_train_tokens": "training tokens",
-        "term_calc_recipe": "training recipe", "term_calc_recompute": "activation recomputation",
-        "term_calc_gpu_gib": "GPU memory (GiB)", "term_calc_usable": "usable fraction of a GPU",
+        "term_calc_recompute": "activation recomputation",
+        "term_calc_recipe": "training recipe", "term_calc_gpu_gib": "GPU memory (GiB)", "term_calc_usable": "usable fraction of a GPU",
     },
     "zh-CN": {
         "tab_calculator": "计算器",
@@ -134,21 +152,30 @@ STRINGS = {
         "calc_moe": "混合专家", "calc_mla": "多头潜在注意力（DeepSeek）",
         "calc_run": "运行设置", "calc_seq": "上下文长度（词元）", "calc_batch": "批大小",
         "calc_wdtype": "权重数据类型（推理）", "calc_kvdtype": "KV 缓存数据类型",
-        "calc_tokens": "训练词元数 D", "calc_recipe": "训练时每个参数的字节数",
+        "calc_tokens": "训练词元数 D", "calc_recipe": "训练配方（每个参数的字节数）",
         "calc_recompute": "激活重计算", "calc_gpu": "GPU 显存（GiB）",
         "calc_verify": "用 PyTorch 核对（构建模型、分配缓存）",
         "calc_summary": "汇总", "calc_params_plot": "参数量", "calc_memory_plot": "显存",
         "calc_kv_plot": "KV 缓存",
         "calc_formats_moved": "数值格式（fp32、bf16、fp16、fp8、int8 的逐位布局）已移到“张量”页。",
-        "calc_c_gelu": "GELU MLP（2 个矩阵）", "calc_c_swiglu": "SwiGLU（3 个矩阵）", "calc_c_layernorm": "LayerNorm", "calc_c_rmsnorm": "RMSNorm",
-        "calc_recipe_16": "16", "calc_recipe_18": "18", "calc_recipe_20": "20",
+        "calc_c_gelu": "普通 MLP，GELU（2 个矩阵）", "calc_c_swiglu": "门控：SwiGLU、GeGLU（3 个矩阵）", "calc_c_layernorm": "LayerNorm", "calc_c_rmsnorm": "RMSNorm",
+        "calc_recipe_mixed_bf16": "混合精度：bf16 权重 + bf16 梯度 + fp32 主权重 + Adam m、v = 2+2+4+8 = 16",
+        "calc_recipe_mixed_fp32_grads": "混合精度，fp32 梯度：2+4+4+8 = 18",
+        "calc_recipe_fp32": "fp32 AdamW：权重 + 梯度 + Adam m、v = 4+4+8 = 16",
+        "calc_recipe_adam_8bit": "8 位 Adam：bf16 权重 + 梯度 + fp32 主权重 + 8 位 m、v = 2+2+4+2 = 10",
+        "calc_recipe_mixed_bf16_source": "Rajbhandari 等 2020，ZeRO，§3.1：2Ψ + 2Ψ + KΨ，K = 12",
+        "calc_recipe_mixed_fp32_grads_source": "Megatron-LM 文档，分布式优化器：bf16 参数、fp32 梯度，18 字节",
+        "calc_recipe_fp32_source": "Megatron-LM 文档，分布式优化器：fp32 参数、fp32 梯度，16 字节（无主权重副本）",
+        "calc_recipe_adam_8bit_source": "Dettmers 等 2022，8-bit Optimizers via Block-wise Quantization（bitsandbytes）",
+        "calc_attention": "注意力实现（影响激活）", "calc_c_eager": "普通实现（保存 a·s² 个分数）",
+        "calc_c_flash": "FlashAttention（不保存分数）", "term_calc_attention": "注意力实现",
         "calc_c_none": "不重计算", "calc_c_selective": "选择性", "calc_c_full": "完全",
         "calc_explain": r"""
-**计数。** 每层包含注意力（Q 为 $d\cdot H\cdot h_d$，K 和 V 为 $2\,d\cdot n_{kv}\cdot h_d$，输出为 $H\cdot h_d\cdot d$）和 FFN（GELU MLP 为 $2\,d\,f$，SwiGLU 为 $3\,d\,f$：gate、up、down）。经典的 $12\,L\,d^2$ 假设 MHA、$4d$ 宽的 GELU MLP 且不计嵌入；对现代模型都不准确。混合专家模型的总参数包含所有专家，激活参数只算路由器选出的 top-$k$ 个。
+**计数。** 每层包含注意力（Q 为 $d\cdot H\cdot h_d$，K 和 V 为 $2\,d\cdot n_{kv}\cdot h_d$，输出为 $H\cdot h_d\cdot d$）和 FFN（GELU MLP 为 $2\,d\,f$，SwiGLU 为 $3\,d\,f$：gate、up、down）。经典的 $12\,L\,d^2$ 按每层 $4d^2$ 的注意力和 $8d^2$ 的 FFN 计，不计嵌入。$4d$ 宽的 GELU MLP 是 $2\cdot d\cdot 4d = 8d^2$，宽 $\tfrac{8}{3}d$ 的 SwiGLU 也是（$3\cdot d\cdot\tfrac{8}{3}d$）：对 Llama-2-7B（MHA，$f = 11008 \approx \tfrac{8}{3}\cdot 4096$），它与非嵌入参数的偏差在 0.6% 以内。它不适用于 GQA/MQA/MLA（注意力更少）、宽度不是 $4d$（GELU）或 $\tfrac{8}{3}d$（SwiGLU）的 FFN、混合专家（每个专家都是一个 FFN），以及词表矩阵占主导的小模型。汇总会说明所选模型属于哪种情况。门控 FFN 不论激活函数都有 3 个矩阵：Gemma 的 GELU MLP 是门控的（GeGLU），Phi-2 的不是。混合专家模型的总参数包含所有专家，激活参数只算路由器选出的 top-$k$ 个。
 
-**计算量。** 前向每个词元约 $2N$ FLOPs（每个权重一次乘加），再加上下文长度 $T$ 时注意力的 $2\,L\,T\,H\,(d_{qk}+d_v)$；反向是前向的两倍，所以在 $D$ 个词元上训练约为 $6\,N\,D$。
+**计算量。** 前向每个词元约 $2N$ FLOPs（每个权重一次乘加），再加上下文长度 $T$ 时注意力的 $2\,L\,T\,H\,(d_{qk}+d_v)$；反向是前向的两倍，所以训练约为前向的 3 倍。经典的 $6\,N\,D$（Kaplan 等 2020）用的是另一个 $N$：全部参数，包括嵌入，且不算注意力；这里的 3 × 前向不算输入嵌入（查表，没有乘法），但加上随 $T$ 增长的注意力。Llama-3-8B 在 4K 词元时两者相差约 7%；汇总给出所选模型的两个数。
 
-**显存。** 推理：权重 × 每个权重的字节数，加上 KV 缓存 $2\,L\,n_{kv}\,h_d\,T\,B$ 个元素（$n_{kv}$ 取 `num_key_value_heads`，不是查询头数：GQA 会缩小缓存；MLA 只缓存一个秩为 $r_{kv}$ 的潜在向量和一个共享的 RoPE 键，没有因子 2）。混合精度 AdamW 训练：2（bf16 权重）+ 2（梯度）+ 4（fp32 主权重）+ 8（Adam 的 $m$、$v$）= **每个参数 16 字节**；梯度用 fp32 时为 18；同时保留 fp32 权重和主权重时为 20。激活（Korthikanti 等）：每层 $s\,b\,h\,(34 + 5\,a\,s/h)$ 字节；选择性重计算去掉注意力的 $5as/h$ 项；完全重计算只保留每层的输入。
+**显存。** 推理：权重 × 每个权重的字节数，加上 KV 缓存 $2\,L\,n_{kv}\,h_d\,T\,B$ 个元素（$n_{kv}$ 取 `num_key_value_heads`，不是查询头数：GQA 会缩小缓存；MLA 只缓存一个秩为 $r_{kv}$ 的潜在向量和一个共享的 RoPE 键，没有因子 2）。训练时每个参数的字节数取决于配方：bf16 权重和梯度、fp32 主权重和 fp32 的 Adam $m$、$v$ 的混合精度：2 + 2 + 4 + 8 = **16**（ZeRO，Rajbhandari 等 2020）；梯度用 fp32：2 + 4 + 4 + 8 = 18（Megatron-LM）；纯 fp32 AdamW：4 + 4 + 8 = 16，没有主权重副本；8 位 Adam（Dettmers 等 2022）：2 + 2 + 4 + 2 = 10。激活按 Korthikanti 等 2022：每层 $s\,b\,h\,(34 + 5\,a\,s/h)$ 字节，按 GPT-3 块计算（MHA、$4h$ 宽的 GELU MLP、LayerNorm、dropout）。$5as/h$ 项是 $a\times s\times s$ 的注意力分数：FlashAttention 不保存它们，选择性重计算也不保存；完全重计算只保留每层的输入（$2sbh$）。SwiGLU 的 MLP 部分随宽度 $f$ 变化（gate、up 和它们的乘积三个 $f$ 宽的张量），GQA 保存的 K、V 更少，MoE 层要保存每个词元 $k$ 个专家的激活。
 
 """,
         "calc_v_params_title": '各部分参数量',
@@ -199,16 +226,25 @@ STRINGS = {
         "calc_s_per_layer": "每层{part}：{formula}",
         "calc_s_topk": "{active}：{n} 个路由专家中的 top-{k}{shared}",
         "calc_s_shared": "，外加 {n} 个共享专家",
-        "calc_s_rule": "12·L·d² = 12·{L}·{d}² = {value}：每层注意力 4d² + 4d 宽的 GELU MLP 8d²；它忽略了"
-                       "嵌入、GQA、SwiGLU 的第三个矩阵和专家。",
-        "calc_s_flops": "2·N（N = 参与矩阵乘法的激活参数）+ 2·L·T·H·(d_qk + d_v) = {matmul} + "
-                        "2·{L}·{T}·{H}·({qk}+{v}) = {matmul} + {attention} = **{forward}**；训练 ≈ 3 倍 = {train}",
+        "calc_s_rule": '12·L·d² = 12·{L}·{d}² = {rule}，对比非嵌入参数 N = {n}（总数 − 输入嵌入 − 输出头）：偏差 {off:+.2f}%（相对总数 {off_total:+.1f}%）。这条经验公式按每层 4·d² 的注意力和 8·d² 的 FFN 计：4d 宽的 GELU MLP（2·d·4d）和宽 8/3·d 的 SwiGLU（3·d·8d/3）都是 8·d²。这里每层注意力 = {att:.2f}·d²，FFN = {ffn:.2f}·d²；嵌入占总数的 {emb:.1f}%。{verdict}',
+        "calc_s_flops": '2·N_matmul + 2·L·T·H·(d_qk + d_v) = {matmul} + 2·{L}·{T}·{H}·({qk}+{v}) = {matmul} + {attention} = **{forward}**',
         "calc_s_train": "6·N·D = 6 · {N} · {D} = {C} FLOP",
         "calc_s_kv_mla_note": "MLA 每个词元只缓存一个潜在向量：没有因子 2",
         "calc_s_crossover": "在 {t:,} 个词元时缓存的字节数与权重相同",
         "calc_s_inference": "{weights} N·{dtype} = {w} B + {kv_cache} {kv} B；GPU 数 = ⌈总量 / ({gib} GiB · {usable})⌉",
-        "calc_s_training": "每个参数 {bpp} 字节（{recipe}：{parts}）+ {activations}（{recompute}）{act}："
-                           "不重计算为 s·b·h·(34 + 5·a·s/h)·L，选择性为 34·s·b·h·L，完全为 2·s·b·h·L",
+        "calc_s_training": '每个参数 {bpp} 字节，{recipe}（{parts}）；出处：{source}。+ {activations}（{recompute}，{attention}）{act}',
+        "calc_s_activations": '激活按 Korthikanti 等 2022（式 1–2）：L·s·b·h·(34 + 5·a·s/h) 字节，按 16 位 GPT-3 块计算（MHA、4h 宽的 GELU MLP、LayerNorm、dropout）：每层注意力 11·s·b·h，MLP 19·s·b·h，归一化 4·s·b·h，注意力分数、softmax 及其 dropout 共 5·a·s²·b。这里：{L}·{s}·{b}·{h}·{factor} = {act} B（{how}）。不是 GPT-3 块时：SwiGLU FFN 要保存 gate、up 和它们的乘积，每个宽 f，所以 MLP 那部分随 f 而不是 4h 变化；GQA 只为 a 个头中的 n_kv 个存 K 和 V，减少 11·s·b·h 中的一部分；MoE 层要保存每个词元所选 top-k 个专家和路由器的激活，约为 FFN 那部分的 k 倍。',
+        "calc_s_act_none": '不重计算：34 + 5·a·s/h = 34 + 5·{a}·{s}/{h} = {factor}',
+        "calc_s_act_flash": 'FlashAttention 从不保存 a×s×s 的分数（反向时分块重算）：34',
+        "calc_s_act_selective": '选择性重计算注意力分数：34',
+        "calc_s_act_full": '完全重计算，只保留每层的输入：2',
+        "calc_s_verdict_holds": '所以它对这个模型成立，就像对 Llama-2-7B（MHA，SwiGLU 宽 11008 ≈ 8/3·4096）一样。',
+        "calc_s_verdict_fails": '它在这里不成立：{reasons}。',
+        "calc_s_why_gqa": '注意力不是 4·d²（GQA、MQA 让多个头共享 K 和 V，MLA 把它们压缩）',
+        "calc_s_why_ffn": 'FFN 的宽度不是 4d（GELU）或 8/3·d（SwiGLU）',
+        "calc_s_why_moe": '混合专家每层有 {n} 个 FFN',
+        "calc_s_why_vocab": '词表矩阵在这个小模型中占主导',
+        "calc_s_conventions": '两种约定。3 × 前向 = 每个词元 {three} FLOP，只算矩阵乘法，N = {n_matmul}（输入嵌入是查表，不算；输出头算在内），再加上 T = {T} 时注意力的 {attention} FLOP。6·N = {six} 用的 N = {n_all}，包括嵌入在内的全部参数，不算注意力。这里 3 × 前向 / 6·N = {ratio:.3f}（{pct:+.1f}%）：去掉 {emb} 个嵌入参数，加上注意力。',
         "calc_err_heads_divide": "n_heads = {heads} 必须整除 d_model = {d}（或显式给出 head_dim）",
         "calc_err_too_big": "{name}：超过 {limit:.0e} 个参数，超出了本计算器的范围",
         "calc_err_dtype": "数据类型 = {value}：必须是 {choices} 之一，或 (0, 16] 内的字节数",
@@ -220,8 +256,8 @@ STRINGS = {
         "calc_err_too_many_modules": "{name} 的模块太多，无法在这里构建（约 {linears:,} 个线性层；核对最多构建 {limit:,} 个）",
         "term_calc_seq_len": "上下文长度", "term_calc_batch": "批大小", "term_calc_weight_dtype": "权重数据类型",
         "term_calc_kv_dtype": "KV 缓存数据类型", "term_calc_train_tokens": "训练词元数",
-        "term_calc_recipe": "训练配方", "term_calc_recompute": "激活重计算",
-        "term_calc_gpu_gib": "GPU 显存（GiB）", "term_calc_usable": "GPU 可用比例",
+        "term_calc_recompute": "激活重计算",
+        "term_calc_recipe": "训练配方", "term_calc_gpu_gib": "GPU 显存（GiB）", "term_calc_usable": "GPU 可用比例",
     },
 }
 STRINGS["en"].update({f"calc_f_{k}": v for k, v in _FIELD_EN.items()})

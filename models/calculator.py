@@ -173,12 +173,56 @@ def count_params(spec: ModelSpec) -> dict:
 
 
 def rule_of_thumb(spec: ModelSpec) -> int:
-    """12·L·d²: attention 4d² + a 4d-wide GELU MLP 8d² per layer, nothing else.
+    """12·L·d²: attention 4d² + a 4d GELU MLP 8d² per layer, nothing else.
 
     >>> rule_of_thumb(PRESETS["GPT-2 (124M)"])
     84934656
     """
     return 12 * spec.n_layers * spec.d_model**2
+
+
+@dataclass(frozen=True)
+class RuleCheck:
+    """12·L·d² against the parameters it stands for, and the per-layer sizes that decide whether it holds."""
+
+    rule: int                   # 12·L·d²
+    non_embedding: int          # total - input embedding - LM head (Kaplan et al.'s N)
+    off: float                  # (rule - non_embedding) / non_embedding
+    off_total: float            # (rule - total) / total
+    attention_d2: float         # attention parameters per layer / d²: 4 for MHA with H·hd = d
+    ffn_d2: float               # FFN (all experts) parameters per layer / d²: 8 for a 4d GELU MLP or SwiGLU at 8/3·d
+    embedding_share: float      # (input embedding + LM head) / total
+    reasons: tuple[str, ...]    # why it fails: "gqa", "ffn", "moe", "vocab" (empty: it holds)
+
+
+def rule_check(spec: ModelSpec) -> RuleCheck:
+    """Where 12·L·d² holds and why it fails, for ``spec``.
+
+    It assumes attention 4·d² per layer and an FFN of 8·d² (a 4d GELU MLP: 2·d·4d, or a SwiGLU at
+    8/3·d: 3·d·8d/3) and no embeddings. Llama-2-7B (MHA, SwiGLU at 11008 ≈ 8/3·4096) fits within 0.6%:
+
+    >>> c = rule_check(PRESETS["Llama-2-7B"])
+    >>> round(100 * c.off, 2), c.attention_d2, round(c.ffn_d2, 2), c.reasons
+    (-0.52, 4.0, 8.06, ())
+    >>> rule_check(PRESETS["Llama-3-8B"]).reasons
+    ('gqa', 'ffn')
+    """
+    counts = count_params(spec)
+    parts, L, d2 = counts["parts"], spec.n_layers, spec.d_model**2
+    embeddings = parts["embedding"] + parts["lm_head"]
+    non_embedding = counts["total"] - embeddings
+    rule = rule_of_thumb(spec)
+    attention_d2 = parts["attention"] / L / d2
+    ffn_d2 = (parts["ffn"] + parts["experts"] + parts["shared_experts"] + parts["router"]) / L / d2
+    share = embeddings / counts["total"]
+    reasons = tuple(name for name, fails in (
+        ("gqa", abs(attention_d2 - 4) > 0.04),          # GQA/MQA/MLA, or H·hd ≠ d
+        ("ffn", not spec.is_moe and abs(ffn_d2 - 8) > 0.2),   # an FFN not sized 4d (GELU) or 8/3·d (SwiGLU)
+        ("moe", spec.is_moe),                             # every expert is an FFN
+        ("vocab", share > 0.2),                           # small models: the vocabulary dominates
+    ) if fails)
+    return RuleCheck(rule, non_embedding, (rule - non_embedding) / non_embedding,
+                     (rule - counts["total"]) / counts["total"], attention_d2, ffn_d2, share, reasons)
 
 
 # --------------------------------------------------------------------------- published presets
@@ -292,6 +336,33 @@ def flops_per_token(spec: ModelSpec, seq_len: int) -> dict:
     return {"matmul": matmul, "attention": attention, "forward": forward, "train": 3 * forward}
 
 
+@dataclass(frozen=True)
+class ComputeConventions:
+    """Two estimates of the training FLOPs per token, and the N each one uses."""
+
+    six_n: int                  # 6·N, N = active parameters, embeddings in (both matrices)
+    three_forward: int          # 3 × (2·N_matmul + attention)
+    n_all: int                  # the N of 6·N
+    n_matmul: int               # the N of the forward: without the input embedding (a lookup), LM head in
+    attention: int              # forward attention FLOPs per token at this context (not in 6·N)
+    ratio: float                # three_forward / six_n
+
+
+def compute_conventions(spec: ModelSpec, seq_len: int) -> ComputeConventions:
+    """6·N·D against 3 × the forward, for ``spec`` at context ``seq_len``.
+
+    Llama-3-8B at 4K: the forward leaves out the 525M-parameter input embedding but adds attention
+    (2·L·T·H·(d_qk + d_v) = 2.1 GFLOP per token), so 3 × forward is ~7% above 6·N:
+
+    >>> c = compute_conventions(PRESETS["Llama-3-8B"], 4096)
+    >>> c.n_all - c.n_matmul, c.attention, round(c.ratio, 3)
+    (525336576, 2147483648, 1.068)
+    """
+    f = flops_per_token(spec, seq_len)
+    n_all = count_params(spec)["active"]
+    return ComputeConventions(6 * n_all, f["train"], n_all, f["matmul"] // 2, f["attention"], f["train"] / (6 * n_all))
+
+
 def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
@@ -308,35 +379,69 @@ def training_flops(spec: ModelSpec, tokens: float) -> float:
 
 # --------------------------------------------------------------------------- memory
 OPTIMIZER_RECIPES = {
-    # name: bytes per parameter for (weights, gradients, master weights, optimizer states)
-    "16": (2, 2, 4, 8),   # bf16 weights + bf16 grads + fp32 master + Adam m, v (ZeRO's K = 12)
-    "18": (2, 4, 4, 8),   # as 16, but gradients accumulated in fp32
-    "20": (4, 4, 4, 8),   # fp32 weights and grads kept beside an fp32 master copy (naive AMP)
+    # name: bytes per parameter for (weights, gradients, master weights, optimizer states); the sources
+    # are in locales/calculator.py ("calc_recipe_<name>_source").
+    "mixed_bf16": (2, 2, 4, 8),        # ZeRO (Rajbhandari et al. 2020, §3.1): 2 + 2 + K=12 -> 16
+    "mixed_fp32_grads": (2, 4, 4, 8),  # Megatron-LM distributed optimizer: bf16 params, fp32 grads -> 18
+    "fp32": (4, 4, 0, 8),              # plain fp32 AdamW: no master copy (the weights are fp32) -> 16
+    "adam_8bit": (2, 2, 4, 2),         # 8-bit Adam (Dettmers et al. 2022): m, v one byte each -> 10
 }
 RECOMPUTE = ("none", "selective", "full")
+ATTENTION_KERNELS = ("eager", "flash")
 
 
-def activation_bytes(spec: ModelSpec, seq_len: int, batch: int, recompute: str = "none") -> int:
-    """Korthikanti et al. (2022), 16-bit activations, no tensor/sequence parallelism, per model.
+@dataclass(frozen=True)
+class Activations:
+    """Activation bytes of one training step, and the per-layer factor of s·b·h they come from."""
 
-    none: s·b·h·(34 + 5·a·s/h) per layer; selective (attention scores recomputed): 34·s·b·h;
-    full (only each layer's input kept): 2·s·b·h.
+    bytes: int
+    factor: float               # bytes per token per layer / h: 34 + 5·a·s/h, 34 or 2
+    case: str                   # which: "none" (scores stored), "flash", "selective", "full"
+
+
+def activations(spec: ModelSpec, seq_len: int, batch: int, recompute: str = "none",
+                attention: str = "eager") -> Activations:
+    """Korthikanti et al. (2022), eq. 1-2: 16-bit activations of a GPT-3 block (MHA, a 4h GELU MLP,
+    LayerNorm, dropout), no tensor/sequence parallelism, per model: L·s·b·h·factor bytes.
+
+    none: factor 34 + 5·a·s/h, 5·a·s/h being the a×s×s attention scores, softmax and its dropout;
+    FlashAttention never stores them (it recomputes them blockwise in the backward), so with it, and
+    with selective recomputation, 34; full (only each layer's input kept): 2.
+
+    >>> activations(PRESETS["Llama-2-7B"], 2048, 1, "none", "eager").factor     # 34 + 5·32·2048/4096
+    114.0
+    >>> activations(PRESETS["Llama-2-7B"], 2048, 1, "none", "flash").bytes == 32 * 2048 * 4096 * 34
+    True
     """
     _check_run(seq_len, batch)
-    s, b, h, a, L = seq_len, batch, spec.d_model, spec.n_heads, spec.n_layers
-    per_layer = {"none": s * b * h * (34 + 5 * a * s / h), "selective": 34 * s * b * h, "full": 2 * s * b * h}
     choice("calc_recompute", recompute, RECOMPUTE)
-    return math.ceil(L * per_layer[recompute])
+    choice("calc_attention", attention, ATTENTION_KERNELS)
+    s, b, h, a, L = seq_len, batch, spec.d_model, spec.n_heads, spec.n_layers
+    if recompute == "full":
+        factor, case = 2, "full"
+    elif recompute == "selective":
+        factor, case = 34, "selective"
+    elif attention == "flash":
+        factor, case = 34, "flash"
+    else:
+        factor, case = 34 + 5 * a * s / h, "none"
+    return Activations(math.ceil(L * s * b * h * factor), factor, case)
 
 
-def training_memory(spec: ModelSpec, *, seq_len: int = 4096, batch: int = 1, recipe: str = "16",
-                    recompute: str = "none") -> dict:
-    """Bytes to train with mixed-precision AdamW: weights, gradients, master, optimizer, activations."""
+def activation_bytes(spec: ModelSpec, seq_len: int, batch: int, recompute: str = "none",
+                     attention: str = "eager") -> int:
+    """Bytes of :func:`activations`."""
+    return activations(spec, seq_len, batch, recompute, attention).bytes
+
+
+def training_memory(spec: ModelSpec, *, seq_len: int = 4096, batch: int = 1, recipe: str = "mixed_bf16",
+                    recompute: str = "none", attention: str = "eager") -> dict:
+    """Bytes to train with Adam(W) under ``recipe``: weights, gradients, master, optimizer, activations."""
     choice("calc_recipe", recipe, OPTIMIZER_RECIPES)
     n = count_params(spec)["total"]
     w, g, m, o = OPTIMIZER_RECIPES[recipe]
     parts = {"weights": w * n, "gradients": g * n, "master": m * n, "optimizer": o * n,
-             "activations": activation_bytes(spec, seq_len, batch, recompute)}
+             "activations": activation_bytes(spec, seq_len, batch, recompute, attention)}
     return {"parts": parts, "total": sum(parts.values()), "bytes_per_param": w + g + m + o}
 
 
@@ -365,6 +470,21 @@ def cache_outgrows_weights(spec: ModelSpec, batch: int = 1, dtype: str = "bf16")
 
 
 # --------------------------------------------------------------------------- config.json
+# What a config.json leaves to its model_type's code in transformers (the defaults of its Config class
+# and the modules its modeling file builds). Unknown types: gated unless the activation is a GELU.
+ARCHITECTURES = {
+    "gpt2": dict(gated=False, tied=True, norm="layernorm", bias=True),
+    "gpt_neox": dict(gated=False, norm="layernorm", bias=True),
+    "phi": dict(gated=False, norm="layernorm", bias=True),            # PhiMLP: fc1, fc2 (gelu_new)
+    "starcoder2": dict(gated=False, norm="layernorm", bias=True),     # c_fc, c_proj (gelu_pytorch_tanh)
+    "gemma": dict(gated=True, tied=True),                             # GemmaMLP: gate, up, down (GELU)
+    "gemma2": dict(gated=True, tied=True),
+    "phi3": dict(gated=True),                                         # fused gate_up_proj, down_proj (SiLU)
+    "llama": dict(gated=True), "mistral": dict(gated=True), "mixtral": dict(gated=True),
+    "qwen2": dict(gated=True), "deepseek_v2": dict(gated=True),
+}
+
+
 def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
     """A :class:`ModelSpec` from a Hugging Face ``config.json`` (GPT-2, Llama, Mistral, Mixtral, DeepSeek).
 
@@ -398,17 +518,22 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
     if missing:
         raise InputError("calc_err_config_lacks", keys=", ".join(missing))
     gpt2 = cfg.get("model_type") == "gpt2" or "n_embd" in cfg
-    act = str(get("hidden_act", "activation_function", default="silu"))
+    family = ARCHITECTURES.get("gpt2" if gpt2 else str(cfg.get("model_type")), {})
+    act = str(get("hidden_activation", "hidden_act", "activation_function", default="silu"))
+    # The number of FFN matrices is the architecture's, not the activation's: Gemma's gated MLP runs GELU
+    # (gelu_pytorch_tanh) through gate, up and down; Phi-2's plain MLP runs gelu_new through fc1, fc2.
+    gated = family.get("gated", "gelu" not in act)
     experts = get("num_local_experts", "n_routed_experts", default=0) or 0
     kwargs = dict(
         vocab_size=vocab, d_model=d, n_layers=layers, n_heads=heads,
         n_kv_heads=get("num_key_value_heads"), head_dim=get("head_dim"),
         ffn_dim=get("intermediate_size", "n_inner", default=0) or 0,
-        ffn_type="gelu" if gpt2 or "gelu" in act and "glu" not in act else "swiglu",
-        tied_embeddings=bool(get("tie_word_embeddings", default=gpt2)),
+        ffn_type="swiglu" if gated else "gelu",
+        tied_embeddings=bool(get("tie_word_embeddings", default=family.get("tied", False))),
         learned_positions=get("n_positions", default=0) if gpt2 else 0,
-        norm="layernorm" if gpt2 else "rmsnorm",
-        attn_bias=bool(get("attention_bias", default=gpt2)), mlp_bias=bool(get("mlp_bias", default=gpt2)),
+        norm=family.get("norm", "rmsnorm"),
+        attn_bias=bool(get("attention_bias", default=family.get("bias", False))),
+        mlp_bias=bool(get("mlp_bias", default=family.get("bias", False))),
         n_experts=experts, top_k=get("num_experts_per_tok", default=0) if experts else 0,
         n_shared_experts=get("n_shared_experts", default=0) or 0,
         expert_dim=get("moe_intermediate_size", default=0) or 0,
@@ -473,8 +598,9 @@ class RunSettings:
     weight_dtype: str = "bf16"
     kv_dtype: str = "bf16"
     train_tokens: float = 1e12
-    recipe: str = "16"
-    recompute: str = "selective"
+    recipe: str = "mixed_bf16"
+    recompute: str = "none"
+    attention: str = "flash"
     gpu_gib: float = 80.0
     usable: float = 0.9
 
@@ -485,11 +611,13 @@ class RunSettings:
         training_flops_check(self.train_tokens)
         choice("calc_recipe", self.recipe, OPTIMIZER_RECIPES)
         choice("calc_recompute", self.recompute, RECOMPUTE)
+        choice("calc_attention", self.attention, ATTENTION_KERNELS)
         number("calc_gpu_gib", self.gpu_gib, 1, 10_000)
         number("calc_usable", self.usable, 0, 1, above=True)
 
 
-def run_settings(*, seq_len, batch, weight_dtype, kv_dtype, train_tokens, recipe, recompute, gpu_gib) -> RunSettings:
+def run_settings(*, seq_len, batch, weight_dtype, kv_dtype, train_tokens, recipe, recompute, attention,
+                 gpu_gib) -> RunSettings:
     """:class:`RunSettings` from the UI's values, each checked (a slider's ``2.0`` becomes ``2``)."""
     return RunSettings(seq_len=whole("calc_seq_len", seq_len, 1, CALC_MAX_CONTEXT),
                        batch=whole("calc_batch", batch, 1, CALC_MAX_BATCH),
@@ -498,6 +626,7 @@ def run_settings(*, seq_len, batch, weight_dtype, kv_dtype, train_tokens, recipe
                        train_tokens=number("calc_train_tokens", train_tokens, 0, 1e16, above=True),
                        recipe=choice("calc_recipe", recipe, OPTIMIZER_RECIPES),
                        recompute=choice("calc_recompute", recompute, RECOMPUTE),
+                       attention=choice("calc_attention", attention, ATTENTION_KERNELS),
                        gpu_gib=number("calc_gpu_gib", gpu_gib, 1, 10_000))
 
 
@@ -509,7 +638,9 @@ class Analysis:
     run: RunSettings
     params: dict
     active_parts: dict
-    rule_of_thumb: int
+    rule: RuleCheck
+    conventions: ComputeConventions
+    activations: Activations
     flops: dict
     train_flops: float
     inference: dict
@@ -532,9 +663,11 @@ def analyze(spec: ModelSpec, run: RunSettings) -> Analysis:
     inference = inference_memory(spec, seq_len=run.seq_len, batch=run.batch, weight_dtype=run.weight_dtype,
                                  kv_dtype=run.kv_dtype)
     training = training_memory(spec, seq_len=run.seq_len, batch=run.batch, recipe=run.recipe,
-                               recompute=run.recompute)
+                               recompute=run.recompute, attention=run.attention)
     return Analysis(
-        spec, run, params, active_parts, rule_of_thumb(spec), flops_per_token(spec, run.seq_len),
+        spec, run, params, active_parts, rule_check(spec), compute_conventions(spec, run.seq_len),
+        activations(spec, run.seq_len, run.batch, run.recompute, run.attention),
+        flops_per_token(spec, run.seq_len),
         training_flops(spec, run.train_tokens), inference, training,
         gpus_needed(inference["total"], run.gpu_gib, run.usable), gpus_needed(training["total"], run.gpu_gib, run.usable),
         cache_outgrows_weights(spec, run.batch, run.kv_dtype))

@@ -17,7 +17,8 @@ def calculate(client, preset="Llama-3-8B", **changes):
 def test_parameters_are_the_config_fields_then_the_run():
     assert control_names(calculate_handler)[:len(FIELDS)] == FIELDS
     assert control_names(calculate_handler)[len(FIELDS):] == ["seq_len", "batch", "weight_dtype", "kv_dtype",
-                                                              "train_tokens", "recipe", "recompute", "gpu_gib"]
+                                                              "train_tokens", "recipe", "recompute", "attention",
+                                                              "gpu_gib"]
     assert control_names(verify_spec) == FIELDS
 
 

@@ -121,17 +121,25 @@ def summary_markdown(a, lang: str = "en") -> str:
         lines.append(S("topk", active=T("active"), k=s.top_k, n=s.n_experts, shared=shared))
     rows.append(_details(T("h_total"), f"{human(p['total'])} ({p['total']:,}); {T('active')} {human(p['active'])} "
                          f"({p['active']:,})", f"{parts} = **{p['total']:,}**\n\n" + "\n".join(f"- {x}" for x in lines)))
-    off = 100 * (a.rule_of_thumb - p["total"]) / p["total"]
-    rows.append(_details(T("h_rule"), f"{human(a.rule_of_thumb)} ({T('off_by', p=off)})",
-                         S("rule", L=L, d=d, value=f"{a.rule_of_thumb:,}")))
+    r = a.rule
+    why = [S(f"why_{k}", n=s.n_experts) for k in r.reasons]
+    verdict = S("verdict_fails", reasons="; ".join(why)) if why else S("verdict_holds")
+    rows.append(_details(T("h_rule"), f"{human(r.rule)} ({T('off_by', p=100 * r.off)})",
+                         S("rule", L=L, d=d, rule=f"{r.rule:,}", n=f"{r.non_embedding:,}", off=100 * r.off,
+                           off_total=100 * r.off_total, att=r.attention_d2, ffn=r.ffn_d2,
+                           emb=100 * r.embedding_share, verdict=verdict)))
     f = a.flops
     qk, v = (s.qk_nope_head_dim + s.qk_rope_head_dim, s.v_head_dim) if s.is_mla else (s.hd, s.hd)
     rows.append(_details(T("h_flops"), human(f["forward"], "FLOP"),
                          S("flops", matmul=f"{f['matmul']:,}", L=L, T=run.seq_len, H=H, qk=qk, v=v,
-                           attention=f"{f['attention']:,}", forward=f"{f['forward']:,}",
-                           train=human(f["train"], "FLOP"))))
+                           attention=f"{f['attention']:,}", forward=f"{f['forward']:,}")))
+    c = a.conventions
     rows.append(_details(T("h_train"), f"{a.train_flops:.3g} FLOP",
-                         S("train", N=f"{p['active']:,}", D=f"{run.train_tokens:.3g}", C=f"{a.train_flops:.4g}")))
+                         S("train", N=f"{p['active']:,}", D=f"{run.train_tokens:.3g}", C=f"{a.train_flops:.4g}")
+                         + "\n\n" + S("conventions", three=f"{c.three_forward:,}", n_matmul=f"{c.n_matmul:,}",
+                                       attention=f"{c.attention:,}", T=run.seq_len, six=f"{c.six_n:,}",
+                                       n_all=f"{c.n_all:,}", ratio=c.ratio, pct=100 * (c.ratio - 1),
+                                       emb=f"{c.n_all - c.n_matmul:,}")))
     b = a.inference["parts"]
     if s.is_mla:
         kv_formula = (f"L·(r_kv + rope)·T·B·bytes = {L}·({s.kv_lora_rank}+{s.qk_rope_head_dim})·{run.seq_len}·"
@@ -144,11 +152,16 @@ def summary_markdown(a, lang: str = "en") -> str:
                          S("inference", weights=T("weights"), dtype=run.weight_dtype, w=f"{b['weights']:,}",
                            kv_cache=T("kv_cache"), kv=f"{b['kv_cache']:,}", gib=run.gpu_gib, usable=run.usable)))
     t = a.training["parts"]
-    memory = ", ".join(f"{T(k)} {human(t[k], 'B')}" for k in ("weights", "gradients", "master", "optimizer"))
+    memory = " + ".join(f"{T(k)} {human(t[k], 'B')}" for k in ("weights", "gradients", "master", "optimizer") if t[k])
+    act = a.activations
+    how = S(f"act_{act.case}", a=s.n_heads, s=run.seq_len, h=d, factor=f"{act.factor:g}")
     rows.append(_details(T("h_trainmem"), f"{human(a.training['total'], 'B')} → {T('gpu', n=a.gpus_training, gib=run.gpu_gib)}",
-                         S("training", bpp=a.training["bytes_per_param"], recipe=run.recipe, parts=memory,
+                         S("training", bpp=a.training["bytes_per_param"], recipe=tr(lang, f"calc_recipe_{run.recipe}"),
+                           parts=memory, source=tr(lang, f"calc_recipe_{run.recipe}_source"),
                            activations=T("activations"), recompute=tr(lang, f"calc_c_{run.recompute}"),
-                           act=human(t["activations"], "B"))))
+                           attention=tr(lang, f"calc_c_{run.attention}"), act=human(t["activations"], "B"))
+                         + "\n\n" + S("activations", L=L, s=run.seq_len, b=run.batch, h=d, factor=f"{act.factor:g}",
+                                       act=f"{t['activations']:,}", how=how)))
     return "\n".join(rows)
 
 
