@@ -9,12 +9,11 @@ from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Dropdown, Number, Radio
 from components.wiring import control_names, event
-from models.calculator import (ATTENTION_KERNELS, DTYPE_BYTES, FIELD_CHOICES, OPTIMIZER_RECIPES, PRESETS, RECOMPUTE, RunSettings,
-                               fields_of, spec_fields)
+from models.calculator import (ATTENTION_KERNELS, BOOL_FIELDS, DTYPE_BYTES, FIELD_CHOICES, OPTIMIZER_RECIPES,
+                               PRESETS, RECOMPUTE, RunSettings, fields_of, spec_fields)
 from models.limits import CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_MAX_JSON_CHARS
 
 FIELDS = spec_fields()
-BOOL_FIELDS = ("tied_embeddings", "attn_bias", "mlp_bias")
 GROUPS = {  # accordion -> fields, in the order a config.json lists them
     "calc_core": ["vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "head_dim", "ffn_dim", "ffn_type",
                   "tied_embeddings", "learned_positions", "norm", "attn_bias", "mlp_bias"],
@@ -43,26 +42,34 @@ def calculate(vocab_size: int = D["vocab_size"], d_model: int = D["d_model"], n_
               qk_nope_head_dim: int = D["qk_nope_head_dim"], v_head_dim: int = D["v_head_dim"],
               seq_len: int = RUN.seq_len, batch: int = RUN.batch, weight_dtype: str = RUN.weight_dtype,
               kv_dtype: str = RUN.kv_dtype, train_tokens: float = RUN.train_tokens, recipe: str = RUN.recipe,
-              recompute: str = RUN.recompute, attention: str = RUN.attention, gpu_gib: float = RUN.gpu_gib, request: gr.Request = None) -> dict:
+              recompute: str = RUN.recompute, attention: str = RUN.attention, gpu_gib: float = RUN.gpu_gib,
+              request: gr.Request = None) -> dict:
     """The ``/calculate`` endpoint: the model's fields (a config.json's, by name), then the run ->
-    the summary with every formula, three figures, the device line."""
+    the summary with every formula, four figures (parameters, memory, KV cache, KV layouts), the device line."""
     import torch
 
-    from models.calculator import analyze, kv_curve, run_settings, spec_from_fields
+    from models.calculator import analyze, kv_curve, run_settings, spec_from_fields, usable_gib
     from models.device import timed
-    from viz.calculator import kv_figure, memory_figure, params_figure, summary_markdown
+    from models.kv_layouts import kv_layouts
+    from viz.calculator import (kv_figure, layouts_figure, layouts_markdown, memory_figure, params_figure,
+                                summary_markdown)
 
     given = locals()
     lang = lang_of(request)
     spec = spec_from_fields({name: given[name] for name in FIELDS})
     run = run_settings(seq_len=seq_len, batch=batch, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                       train_tokens=train_tokens, recipe=recipe, recompute=recompute, attention=attention, gpu_gib=gpu_gib)
+                       train_tokens=train_tokens, recipe=recipe, recompute=recompute, attention=attention,
+                       gpu_gib=gpu_gib)
     with timed(torch.device("cpu")) as watch:
         a = analyze(spec, run)
         contexts, kv, weights = kv_curve(spec, run.batch, run.kv_dtype)
-    return {"summary": summary_markdown(a, lang), "params": params_figure(a.params["parts"], a.active_parts, lang),
-            "memory": memory_figure(a.inference["parts"], a.training["parts"], run.gpu_gib, run.usable,
-                                    a.gpus_inference, a.gpus_training, lang),
+        layouts = kv_layouts(spec, dtype=run.kv_dtype, batch=run.batch)
+    return {"summary": summary_markdown(a, lang) + "\n" + layouts_markdown(layouts, spec, lang),
+            "layouts": layouts_figure(layouts, lang), "params": params_figure(a.params["parts"], a.active_parts, lang),
+            "memory": memory_figure(a.inference["parts"], a.training["parts"],
+                                    [(n, usable_gib(n, run.gpu_gib, run.usable)) for n in (a.gpus_inference,
+                                                                                          a.gpus_training)],
+                                    run.gpu_gib, run.usable, lang),
             "kv": kv_figure(contexts, kv, weights, a.crossover_tokens, lang), "device": str(watch.timing)}
 
 
@@ -166,6 +173,7 @@ def build() -> dict:
             ui.params = gr.Plot(label=t("calc_params_plot"), elem_id="calc_params_plot")
             ui.memory = gr.Plot(label=t("calc_memory_plot"), elem_id="calc_memory_plot")
             ui.kv = gr.Plot(label=t("calc_kv_plot"), elem_id="calc_kv_plot")
+            ui.layouts = gr.Plot(label=t("calc_layouts_plot"), elem_id="calc_layouts_plot")
             verify_button = gr.Button(t("calc_verify"), size="sm", elem_id="calc_verify")
             ui.verification = gr.Markdown(elem_id="calc_verification")
             ui.device = device_line()
@@ -173,7 +181,7 @@ def build() -> dict:
     explain("calc_explain")
 
     # One named endpoint; a number recomputes on Enter or leaving the field, a choice at once.
-    main = event(calculate, ui, ("summary", "params", "memory", "kv", "device"), show_progress="hidden")
+    main = event(calculate, ui, ("summary", "params", "memory", "kv", "layouts", "device"), show_progress="hidden")
     controls = [getattr(ui, name) for name in control_names(calculate)]
     typed = [w for w in controls if isinstance(w, (gr.Number, gr.Textbox))]
     picked = [w for w in controls if not isinstance(w, (gr.Number, gr.Textbox))]

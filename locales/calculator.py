@@ -82,6 +82,7 @@ STRINGS = {
         "calc_v_optimizer": 'Adam m, v',
         "calc_v_activations": 'activations',
         "calc_v_gpu": '{n} × {gib} GiB GPU',
+        "calc_v_gpu_line": "{n} × {gib:g} GiB GPU at {pct:.0f}% usable = {cap:.1f} GiB",
         "calc_v_kv_title": 'KV cache vs. weights as the context grows',
         "calc_v_context": 'context length (tokens)',
         "calc_v_gib": 'GiB',
@@ -106,6 +107,23 @@ STRINGS = {
         "calc_v_run_cache": 'its cache after a forward pass',
         "calc_v_n_tokens": '{t} tokens',
         # worked formulas (viz.calculator) and messages (models.calculator, models.calculator_verify)
+        "calc_layouts_plot": "KV cache layouts: standard, sliding window, YOCO, MLA",
+        "calc_v_layouts_title": "KV cache of four layouts as the context grows",
+        "calc_v_layout_standard": "standard decoder", "calc_v_layout_sliding": "sliding window W = {w:,}",
+        "calc_v_layout_yoco": "YOCO (L/2 sliding-window + 1 global KV)", "calc_v_layout_mla": "MLA",
+        "calc_v_layout_mla_ds": "MLA at DeepSeek-V2's sizes", "calc_v_cache_bytes": "cache (bytes)",
+        "calc_v_h_layouts": "KV cache layouts (YOCO)",
+        "calc_v_layouts_value": "YOCO / standard = {r1:.4f} at 128K tokens, {r2:.4f} at 1M",
+        "calc_s_layouts": "- standard: L·e·T = {L}·{e}·T, e = {e_formula} numbers per layer and token\n"
+                          "- sliding window (Mistral): L·e·min(T, W) = {L}·{e}·min(T, {W})\n"
+                          "- YOCO (Sun et al. 2024): (L/2)·e·min(T, W) + e·T = {half}·{e}·min(T, {W}) + {e}·T: "
+                          "a self-decoder of L/2 sliding-window layers, then one global K, V that all L/2 "
+                          "cross-decoder layers share\n"
+                          "- MLA: L·(r_kv + rope)·T = {L}·{mla}·T{mla_note}\n\n"
+                          "Each × {batch} sequence(s) × {bpe:g} bytes. YOCO / standard = ({half}·min(T, {W}) + T) / "
+                          "({L}·T) = **{r1:.4f}** at 131,072 tokens and **{r2:.4f}** at 1,048,576; it tends to "
+                          "1/L = {inv:.4f} as T grows.",
+        "calc_s_mla_ds": " (this model has no MLA: DeepSeek-V2's 512 + 64, for comparison)",
         "calc_s_per_layer": "{part} per layer: {formula}",
         "calc_s_topk": "{active}: the top-{k} of {n} routed experts{shared}",
         "calc_s_shared": " plus {n} shared",
@@ -200,6 +218,7 @@ STRINGS = {
         "calc_v_optimizer": 'Adam m、v',
         "calc_v_activations": '激活',
         "calc_v_gpu": '{n} 张 {gib} GiB GPU',
+        "calc_v_gpu_line": "{n} 张 {gib:g} GiB GPU，按 {pct:.0f}% 可用 = {cap:.1f} GiB",
         "calc_v_kv_title": '随上下文增长的 KV 缓存与权重',
         "calc_v_context": '上下文长度（词元）',
         "calc_v_gib": 'GiB',
@@ -223,6 +242,21 @@ STRINGS = {
         "calc_v_run_built": 'Transformer，sum(p.numel())',
         "calc_v_run_cache": '前向之后它的缓存',
         "calc_v_n_tokens": '{t} 个词元',
+        "calc_layouts_plot": "KV 缓存布局：标准、滑动窗口、YOCO、MLA",
+        "calc_v_layouts_title": "四种布局的 KV 缓存随上下文增长",
+        "calc_v_layout_standard": "标准解码器", "calc_v_layout_sliding": "滑动窗口 W = {w:,}",
+        "calc_v_layout_yoco": "YOCO（L/2 层滑动窗口 + 1 份全局 KV）", "calc_v_layout_mla": "MLA",
+        "calc_v_layout_mla_ds": "按 DeepSeek-V2 尺寸的 MLA", "calc_v_cache_bytes": "缓存（字节）",
+        "calc_v_h_layouts": "KV 缓存布局（YOCO）",
+        "calc_v_layouts_value": "YOCO / 标准 = {r1:.4f}（128K 词元），{r2:.4f}（1M）",
+        "calc_s_layouts": "- 标准：L·e·T = {L}·{e}·T，e = {e_formula} 是每层每个词元缓存的数\n"
+                          "- 滑动窗口（Mistral）：L·e·min(T, W) = {L}·{e}·min(T, {W})\n"
+                          "- YOCO（Sun 等 2024）：(L/2)·e·min(T, W) + e·T = {half}·{e}·min(T, {W}) + {e}·T："
+                          "先是 L/2 层滑动窗口的自解码器，再是所有 L/2 层交叉解码器共享的一份全局 K、V\n"
+                          "- MLA：L·(r_kv + rope)·T = {L}·{mla}·T{mla_note}\n\n"
+                          "均 × {batch} 个序列 × {bpe:g} 字节。YOCO / 标准 = ({half}·min(T, {W}) + T) / ({L}·T)："
+                          "131,072 个词元时为 **{r1:.4f}**，1,048,576 个时为 **{r2:.4f}**；T 增大时趋于 1/L = {inv:.4f}。",
+        "calc_s_mla_ds": "（这个模型没有 MLA：按 DeepSeek-V2 的 512 + 64 作比较）",
         "calc_s_per_layer": "每层{part}：{formula}",
         "calc_s_topk": "{active}：{n} 个路由专家中的 top-{k}{shared}",
         "calc_s_shared": "，外加 {n} 个共享专家",

@@ -27,6 +27,7 @@ from models.limits import (CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_
 DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 GiB = 2**30
 FIELD_CHOICES = {"ffn_type": ("gelu", "swiglu"), "norm": ("layernorm", "rmsnorm")}
+BOOL_FIELDS = ("tied_embeddings", "attn_bias", "mlp_bias")
 
 
 @dataclass(frozen=True)
@@ -463,6 +464,15 @@ def gpus_needed(total_bytes: float, gpu_gib: float, usable: float = 0.9) -> int:
     return max(1, math.ceil(total_bytes / (gpu_gib * GiB * usable)))
 
 
+def usable_gib(n_gpus: int, gpu_gib: float, usable: float = 0.9) -> float:
+    """GiB that ``n_gpus`` cards of ``gpu_gib`` hold at the ``usable`` fraction (the line drawn over a bar).
+
+    >>> usable_gib(2, 80)
+    144.0
+    """
+    return n_gpus * gpu_gib * usable
+
+
 def cache_outgrows_weights(spec: ModelSpec, batch: int = 1, dtype: str = "bf16") -> int:
     """The context length at which the KV cache in ``dtype`` holds as many bytes as the weights."""
     weights = count_params(spec)["total"] * bytes_per_element(dtype)
@@ -573,9 +583,9 @@ def spec_from_fields(values: dict, name: str = "custom") -> ModelSpec:
     kwargs = {}
     for field in spec_fields():
         value = values[field]
-        if field in ("ffn_type", "norm"):
+        if field in FIELD_CHOICES:
             kwargs[field] = choice(field, value, FIELD_CHOICES[field])
-        elif field in ("tied_embeddings", "attn_bias", "mlp_bias"):
+        elif field in BOOL_FIELDS:
             kwargs[field] = bool(choice(field, value, (True, False)))
         else:
             kwargs[field] = whole(field, value, 0, CALC_MAX_DIM)

@@ -6,7 +6,7 @@ from components.calculator import FIELDS, calculate as calculate_handler, set_pr
 from components.wiring import control_names
 from tests.conftest import plot_json
 
-OUTPUTS = ("summary", "params", "memory", "kv", "device")
+OUTPUTS = ("summary", "params", "memory", "kv", "layouts", "device")
 
 
 def calculate(client, preset="Llama-3-8B", **changes):
@@ -23,9 +23,9 @@ def test_parameters_are_the_config_fields_then_the_run():
 
 
 def test_defaults_alone_answer_with_llama_3_8b(client):
-    summary, params, memory, kv, device = client.predict(api_name="/calculate")
-    assert "8,030,261,248" in summary                                 # Llama-3-8B, its published total
-    assert device.endswith("ms")
+    out = dict(zip(OUTPUTS, client.predict(api_name="/calculate")))
+    assert "8,030,261,248" in out["summary"]                          # Llama-3-8B, its published total
+    assert out["device"].endswith("ms")
     assert client.predict(api_name="/calculate_verify").count("✓") == 2
 
 
@@ -79,3 +79,22 @@ def test_figures_and_formulas_follow_the_browser_language(server_url):
 def test_bad_specs(client, changes, message):
     with pytest.raises(AppError, match=message):
         calculate(client, **changes)
+
+
+def test_yoco_layouts_in_the_response(client):
+    """Llama-3-8B, bf16, one sequence: standard 32·2048·T·2 bytes; YOCO (16·2048·min(T, 4096) + 2048·T)·2."""
+    out = calculate(client)
+    lines = {line["name"]: dict(zip(line["x"], line["y"])) for line in plot_json(out["layouts"])["data"]}
+    T = 131_072
+    assert lines["standard decoder"][T] == 32 * 2048 * T * 2 == 16 * 2**30
+    assert lines["YOCO (L/2 sliding-window + 1 global KV)"][T] == (16 * 2048 * 4096 + 2048 * T) * 2
+    assert lines["sliding window W = 4,096"][T] == 32 * 2048 * 4096 * 2
+    assert "0.0469" in out["summary"] and "0.0332" in out["summary"]   # YOCO / standard at 128K and 1M
+
+
+def test_gpu_lines_say_they_are_drawn_at_90_percent_and_the_legend_clears_the_axis_title(client):
+    out = calculate(client, "Llama-3-8B")
+    notes = [a["text"] for a in plot_json(out["memory"])["layout"]["annotations"]]
+    assert notes == ["1 × 80 GiB GPU at 90% usable = 72.0 GiB", "2 × 80 GiB GPU at 90% usable = 144.0 GiB"]
+    legend = plot_json(out["params"])["layout"]["legend"]
+    assert legend["yanchor"] == "bottom" and legend["y"] >= 1                 # above the plot, the title below

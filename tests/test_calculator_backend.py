@@ -287,3 +287,28 @@ def test_phi_mlps_plain_and_gated():
     # which this calculator does not model (+32·2·2560 - 51200).
     assert phi2["total"] - 2_779_683_840 == 32 * 2 * 2560 - 51200
     assert count_params(spec_from_config(json.dumps(PHI_3_MINI)))["total"] == 3_821_079_552
+
+
+# --------------------------------------------------------------------------- KV-cache layouts (YOCO)
+def test_yoco_sliding_window_and_mla_by_hand_for_llama_3_8b():
+    from models.kv_layouts import kv_layouts
+    lay = kv_layouts(PRESETS["Llama-3-8B"], dtype="bf16", batch=1)
+    at = {k: dict(zip(lay.contexts, v)) for k, v in lay.bytes.items()}
+    e, L, W = 2 * 8 * 128, 32, 4096                                    # one layer's K and V per token
+    for T in (1024, 131_072, 1_048_576):
+        assert at["standard"][T] == L * e * T * 2
+        assert at["sliding"][T] == L * e * min(T, W) * 2
+        assert at["yoco"][T] == (L // 2 * e * min(T, W) + e * T) * 2   # self-decoder + one global cache
+        assert at["mla"][T] == L * (512 + 64) * T * 2                   # DeepSeek-V2's sizes, for comparison
+    assert lay.ratios == {131_072: (16 * 4096 + 131_072) / (32 * 131_072),             # 0.046875
+                          1_048_576: (16 * 4096 + 1_048_576) / (32 * 1_048_576)}       # 0.0332 -> 1/32
+    assert lay.contexts == sorted(lay.contexts) and lay.contexts[0] == 1024 and lay.contexts[-1] == 1_048_576
+
+
+def test_layouts_of_an_mla_model_compare_with_its_own_heads():
+    from models.kv_layouts import kv_layouts
+    lay = kv_layouts(PRESETS["DeepSeek-V2"], dtype="bf16", batch=2)
+    T = 131_072
+    at = {k: dict(zip(lay.contexts, v)) for k, v in lay.bytes.items()}
+    assert lay.mla_own and at["mla"][T] == kv_cache_bytes(PRESETS["DeepSeek-V2"], T, 2, "bf16") == 60 * 576 * T * 2 * 2
+    assert at["standard"][T] == 60 * 128 * (192 + 128) * T * 2 * 2      # 128 heads: key 128 + 64, value 128

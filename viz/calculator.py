@@ -49,15 +49,16 @@ def params_figure(parts: dict[str, int], active_parts: dict[str, int], lang: str
              "y": [T("total"), T("active")], "x": [parts[k], active_parts[k]],
              "hovertemplate": "%{x:,} " + T("params") + "<extra>%{fullData.name}</extra>"}
             for i, k in enumerate(names)]
-    layout = base_layout(height=260, title=T("params_title")) | {
+    layout = base_layout(height=280, title=T("params_title")) | {   # the legend above: clear of the axis title
         "barmode": "stack", "xaxis": {"title": {"text": T("params")}},
-        "legend": {"orientation": "h", "y": -0.35}}
+        "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"}}
     return figure(data, layout)
 
 
-def memory_figure(inference: dict[str, int], training: dict[str, int], gpu_gib: float, usable: float,
-                  n_inf: int, n_train: int, lang: str = "en") -> go.Figure:
-    """Stacked bars of inference and training memory, with the capacity of the GPUs they need."""
+def memory_figure(inference: dict[str, int], training: dict[str, int], capacities: list[tuple[int, float]],
+                  gpu_gib: float, usable: float, lang: str = "en") -> go.Figure:
+    """Stacked bars of inference and training memory; over each, the line of what its GPUs hold at the
+    ``usable`` fraction, ``capacities`` = ``[(GPUs, usable GiB)]`` for inference and training."""
     T = _t(lang)
     groups = [T("inference"), T("training")]
     keys = list(dict.fromkeys([*inference, *training]))               # "weights" once, same colour in both
@@ -66,11 +67,10 @@ def memory_figure(inference: dict[str, int], training: dict[str, int], gpu_gib: 
              "marker": {"color": PALETTE[i % 8]}, "hovertemplate": "%{y:.2f} GiB<extra>%{fullData.name}</extra>"}
             for i, key in enumerate(keys)]
     shapes, notes = [], []
-    for x, n in ((0, n_inf), (1, n_train)):
-        cap = n * gpu_gib * usable
+    for x, (n, cap) in enumerate(capacities):
         shapes.append({"type": "line", "x0": x - 0.4, "x1": x + 0.4, "y0": cap, "y1": cap,
                        "line": {"color": "#111827", "dash": "dash"}})
-        notes.append({"x": x, "y": cap, "text": T("gpu", n=n, gib=gpu_gib),
+        notes.append({"x": x, "y": cap, "text": T("gpu_line", n=n, gib=gpu_gib, pct=100 * usable, cap=cap),
                       "showarrow": False, "yshift": 10})
     layout = base_layout(height=360, title=T("memory_title")) | {
         "barmode": "stack", "shapes": shapes, "annotations": notes, "yaxis": {"title": {"text": "GiB"}},
@@ -99,6 +99,40 @@ def kv_figure(contexts: list[int], kv_gib: list[float], weights_gib: float, cros
     return figure(data, layout)
 
 
+def layouts_figure(lay, lang: str = "en") -> go.Figure:
+    """Cache bytes of each layout against context, log-log, with the ratios' contexts marked."""
+    T = _t(lang)
+    names = {"standard": T("layout_standard"), "sliding": T("layout_sliding", w=lay.window), "yoco": T("layout_yoco"),
+             "mla": T("layout_mla" if lay.mla_own else "layout_mla_ds")}
+    dash = {"standard": "solid", "sliding": "dot", "yoco": "solid", "mla": "dash"}
+    data = [{"type": "scatter", "mode": "lines", "name": names[k], "x": lay.contexts, "y": ys,
+             "line": {"color": PALETTE[i], "width": 3 if k == "yoco" else 2, "dash": dash[k]},
+             "hovertemplate": "T = %{x:,}<br>%{y:.3s}B<extra>%{fullData.name}</extra>"}
+            for i, (k, ys) in enumerate(lay.bytes.items())]
+    layout = base_layout(height=340, title=T("layouts_title")) | {
+        "xaxis": {"type": "log", "title": {"text": T("context")}},
+        "yaxis": {"type": "log", "title": {"text": T("cache_bytes")}, "exponentformat": "SI"},
+        "legend": {"orientation": "h", "y": -0.3},
+        "shapes": [{"type": "line", "x0": c, "x1": c, "yref": "paper", "y0": 0, "y1": 1,
+                    "line": {"color": "#94a3b8", "dash": "dot", "width": 1}} for c in lay.ratios]}
+    return figure(data, layout)
+
+
+def layouts_markdown(lay, spec, lang: str = "en") -> str:
+    """The four formulas with the model's numbers plugged in, and YOCO / standard at 128K and 1M tokens."""
+    S = lambda key, **params: tr(lang, f"calc_s_{key}", **params)      # noqa: E731
+    if spec.is_mla:
+        key = spec.qk_nope_head_dim + spec.qk_rope_head_dim
+        e_formula = f"{spec.n_heads}·({key}+{spec.v_head_dim}) = {lay.per_layer}"
+    else:
+        e_formula = f"2·n_kv·hd = 2·{spec.kv_heads}·{spec.hd} = {lay.per_layer}"
+    r1, r2 = (lay.ratios[c] for c in sorted(lay.ratios))
+    return _details(_t(lang)("h_layouts"), _t(lang)("layouts_value", r1=r1, r2=r2),
+                    S("layouts", L=lay.n_layers, e=lay.per_layer, e_formula=e_formula, W=lay.window,
+                      half=lay.self_layers, mla=lay.mla_per_layer, mla_note="" if lay.mla_own else S("mla_ds"),
+                      batch=lay.batch, bpe=lay.bytes_per_element, r1=r1, r2=r2, inv=1 / lay.n_layers))
+
+
 def _details(title: str, value: str, formula: str) -> str:
     return f"<details><summary><b>{title}</b>: {value}</summary>\n\n{formula}\n\n</details>\n"
 
@@ -120,7 +154,8 @@ def summary_markdown(a, lang: str = "en") -> str:
         shared = S("shared", n=s.n_shared_experts) if s.n_shared_experts else ""
         lines.append(S("topk", active=T("active"), k=s.top_k, n=s.n_experts, shared=shared))
     rows.append(_details(T("h_total"), f"{human(p['total'])} ({p['total']:,}); {T('active')} {human(p['active'])} "
-                         f"({p['active']:,})", f"{parts} = **{p['total']:,}**\n\n" + "\n".join(f"- {x}" for x in lines)))
+                         f"({p['active']:,})",
+                         f"{parts} = **{p['total']:,}**\n\n" + "\n".join(f"- {x}" for x in lines)))
     r = a.rule
     why = [S(f"why_{k}", n=s.n_experts) for k in r.reasons]
     verdict = S("verdict_fails", reasons="; ".join(why)) if why else S("verdict_holds")
@@ -148,14 +183,16 @@ def summary_markdown(a, lang: str = "en") -> str:
         kv_formula = f"2·L·n_kv·hd·T·B·bytes = 2·{L}·{s.kv_heads}·{s.hd}·{run.seq_len}·{run.batch}·{run.kv_dtype}"
     rows.append(_details(T("h_kv"), human(b["kv_cache"], "B"),
                          f"{kv_formula} = {b['kv_cache']:,} B; {S('crossover', t=a.crossover_tokens)}"))
-    rows.append(_details(T("h_inf"), f"{human(a.inference['total'], 'B')} → {T('gpu', n=a.gpus_inference, gib=run.gpu_gib)}",
+    rows.append(_details(T("h_inf"),
+                         f"{human(a.inference['total'], 'B')} → {T('gpu', n=a.gpus_inference, gib=run.gpu_gib)}",
                          S("inference", weights=T("weights"), dtype=run.weight_dtype, w=f"{b['weights']:,}",
                            kv_cache=T("kv_cache"), kv=f"{b['kv_cache']:,}", gib=run.gpu_gib, usable=run.usable)))
     t = a.training["parts"]
     memory = " + ".join(f"{T(k)} {human(t[k], 'B')}" for k in ("weights", "gradients", "master", "optimizer") if t[k])
     act = a.activations
     how = S(f"act_{act.case}", a=s.n_heads, s=run.seq_len, h=d, factor=f"{act.factor:g}")
-    rows.append(_details(T("h_trainmem"), f"{human(a.training['total'], 'B')} → {T('gpu', n=a.gpus_training, gib=run.gpu_gib)}",
+    rows.append(_details(T("h_trainmem"),
+                         f"{human(a.training['total'], 'B')} → {T('gpu', n=a.gpus_training, gib=run.gpu_gib)}",
                          S("training", bpp=a.training["bytes_per_param"], recipe=tr(lang, f"calc_recipe_{run.recipe}"),
                            parts=memory, source=tr(lang, f"calc_recipe_{run.recipe}_source"),
                            activations=T("activations"), recompute=tr(lang, f"calc_c_{run.recompute}"),
