@@ -3,13 +3,10 @@ from __future__ import annotations
 
 import math
 
-import plotly.graph_objects as go
-
 from locales import tr
-from viz.common import base_layout, figure
+from viz.common import PlainFigure, base_layout, plain_figure
 
 PALETTE = ["#4f46e5", "#0ea5e9", "#10b981", "#f59e0b", "#ef4444", "#8b5cf6", "#ec4899", "#64748b"]
-
 
 
 def _t(lang: str):
@@ -41,7 +38,7 @@ def human(n: float, unit: str = "") -> str:
     return f"{n:,.0f}"
 
 
-def params_figure(parts: dict[str, int], active_parts: dict[str, int], lang: str = "en") -> go.Figure:
+def params_figure(parts: dict[str, int], active_parts: dict[str, int], lang: str = "en") -> PlainFigure:
     """Stacked bars: total and active parameters, by part."""
     T = _t(lang)
     names = [k for k in parts if parts[k]]
@@ -52,11 +49,11 @@ def params_figure(parts: dict[str, int], active_parts: dict[str, int], lang: str
     layout = base_layout(height=280, title=T("params_title")) | {   # the legend above: clear of the axis title
         "barmode": "stack", "xaxis": {"title": {"text": T("params")}},
         "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"}}
-    return figure(data, layout)
+    return plain_figure(data, layout)
 
 
 def memory_figure(inference: dict[str, int], training: dict[str, int], capacities: list[tuple[int, float]],
-                  gpu_gib: float, usable: float, lang: str = "en") -> go.Figure:
+                  gpu_gib: float, usable: float, lang: str = "en") -> PlainFigure:
     """Stacked bars of inference and training memory; over each, the line of what its GPUs hold at the
     ``usable`` fraction, ``capacities`` = ``[(GPUs, usable GiB)]`` for inference and training."""
     T = _t(lang)
@@ -75,11 +72,11 @@ def memory_figure(inference: dict[str, int], training: dict[str, int], capacitie
     layout = base_layout(height=360, title=T("memory_title")) | {
         "barmode": "stack", "shapes": shapes, "annotations": notes, "yaxis": {"title": {"text": "GiB"}},
         "legend": {"orientation": "h", "y": -0.15}}
-    return figure(data, layout)
+    return plain_figure(data, layout)
 
 
 def kv_figure(contexts: list[int], kv_gib: list[float], weights_gib: float, crossover: int,
-              lang: str = "en") -> go.Figure:
+              lang: str = "en") -> PlainFigure:
     """KV cache bytes against context length, the weights as a flat line, and where they cross."""
     T = _t(lang)
     data = [{"type": "scatter", "mode": "lines", "name": T("kv_cache"), "x": contexts, "y": kv_gib,
@@ -96,10 +93,10 @@ def kv_figure(contexts: list[int], kv_gib: list[float], weights_gib: float, cros
         layout["annotations"] = [{"x": math.log10(crossover), "y": 1, "yref": "paper",
                                   "text": T("crossover", t=crossover), "showarrow": False,
                                   "xanchor": "right", "yanchor": "top"}]
-    return figure(data, layout)
+    return plain_figure(data, layout)
 
 
-def layouts_figure(lay, lang: str = "en") -> go.Figure:
+def layouts_figure(lay, lang: str = "en") -> PlainFigure:
     """Cache bytes of each layout against context, log-log, with the ratios' contexts marked."""
     T = _t(lang)
     names = {"standard": T("layout_standard"), "sliding": T("layout_sliding", w=lay.window), "yoco": T("layout_yoco"),
@@ -115,7 +112,7 @@ def layouts_figure(lay, lang: str = "en") -> go.Figure:
         "legend": {"orientation": "h", "y": -0.3},
         "shapes": [{"type": "line", "x0": c, "x1": c, "yref": "paper", "y0": 0, "y1": 1,
                     "line": {"color": "#94a3b8", "dash": "dot", "width": 1}} for c in lay.ratios]}
-    return figure(data, layout)
+    return plain_figure(data, layout)
 
 
 def layouts_markdown(lay, spec, lang: str = "en") -> str:
