@@ -185,8 +185,10 @@ def build() -> dict:
     controls = [getattr(ui, name) for name in control_names(calculate)]
     typed = [w for w in controls if isinstance(w, (gr.Number, gr.Textbox))]
     picked = [w for w in controls if not isinstance(w, (gr.Number, gr.Textbox))]
+    # always_last: leaving a number field (blur) starts a run; a choice clicked meanwhile must run after
+    # it, not be dropped (the default trigger mode ignores triggers while the event is pending).
     gr.on([*(w.submit for w in typed), *(w.blur for w in typed), *(w.input for w in picked)],
-          api_name="calculate", **main)
+          api_name="calculate", trigger_mode="always_last", **main)
     for name in FIELDS:                                               # an edited field: no longer the preset
         w = getattr(ui, name)
         (w.submit if isinstance(w, gr.Number) else w.input)(
