@@ -33,8 +33,9 @@ RUN = RunSettings()                          # ... and the run's
 
 def calculate(vocab_size: int = D["vocab_size"], d_model: int = D["d_model"], n_layers: int = D["n_layers"],
               n_heads: int = D["n_heads"], n_kv_heads: int = D["n_kv_heads"], head_dim: int = D["head_dim"],
-              ffn_dim: int = D["ffn_dim"], ffn_type: str = D["ffn_type"], tied_embeddings: bool = D["tied_embeddings"],
-              learned_positions: int = D["learned_positions"], norm: str = D["norm"], attn_bias: bool = D["attn_bias"],
+              ffn_dim: int = D["ffn_dim"], ffn_type: str = D["ffn_type"],
+              tied_embeddings: bool = D["tied_embeddings"], learned_positions: int = D["learned_positions"],
+              norm: str = D["norm"], attn_bias: bool = D["attn_bias"],
               mlp_bias: bool = D["mlp_bias"], n_experts: int = D["n_experts"], top_k: int = D["top_k"],
               n_shared_experts: int = D["n_shared_experts"], expert_dim: int = D["expert_dim"],
               first_dense_layers: int = D["first_dense_layers"], kv_lora_rank: int = D["kv_lora_rank"],
@@ -48,13 +49,13 @@ def calculate(vocab_size: int = D["vocab_size"], d_model: int = D["d_model"], n_
     the summary with every formula, four figures (parameters, memory, KV cache, KV layouts), the device line."""
     import torch
 
-    from models.calculator import analyze, kv_curve, run_settings, spec_from_fields, usable_gib
+    from models.calculator import analyze, kv_curve, run_settings, spec_from_fields
     from models.device import timed
     from models.kv_layouts import kv_layouts
     from viz.calculator import (kv_figure, layouts_figure, layouts_markdown, memory_figure, params_figure,
                                 summary_markdown)
 
-    given = locals()
+    given = locals()                                                  # the model's fields, by name
     lang = lang_of(request)
     spec = spec_from_fields({name: given[name] for name in FIELDS})
     run = run_settings(seq_len=seq_len, batch=batch, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
@@ -65,12 +66,11 @@ def calculate(vocab_size: int = D["vocab_size"], d_model: int = D["d_model"], n_
         contexts, kv, weights = kv_curve(spec, run.batch, run.kv_dtype)
         layouts = kv_layouts(spec, dtype=run.kv_dtype, batch=run.batch)
     return {"summary": summary_markdown(a, lang) + "\n" + layouts_markdown(layouts, spec, lang),
-            "layouts": layouts_figure(layouts, lang), "params": params_figure(a.params["parts"], a.active_parts, lang),
-            "memory": memory_figure(a.inference["parts"], a.training["parts"],
-                                    [(n, usable_gib(n, run.gpu_gib, run.usable)) for n in (a.gpus_inference,
-                                                                                          a.gpus_training)],
-                                    run.gpu_gib, run.usable, lang),
-            "kv": kv_figure(contexts, kv, weights, a.crossover_tokens, lang), "device": str(watch.timing)}
+            "params": params_figure(a.params["parts"], a.active_parts, lang),
+            "memory": memory_figure(a.inference["parts"], a.training["parts"], a.gpu_lines, run.gpu_gib,
+                                    run.usable, lang),
+            "kv": kv_figure(contexts, kv, weights, a.crossover_tokens, lang),
+            "layouts": layouts_figure(layouts, lang), "device": str(watch.timing)}
 
 
 def verify_spec(vocab_size: int = D["vocab_size"], d_model: int = D["d_model"], n_layers: int = D["n_layers"],
@@ -88,7 +88,7 @@ def verify_spec(vocab_size: int = D["vocab_size"], d_model: int = D["d_model"], 
     from models.calculator_verify import verify
     from viz.calculator import verification_markdown
 
-    given = locals()
+    given = locals()                                                  # the model's fields, by name
     spec = spec_from_fields({name: given[name] for name in FIELDS})
     return {"verification": verification_markdown(verify(spec, seq_len=VERIFY_TOKENS), VERIFY_TOKENS,
                                                   lang_of(request))}

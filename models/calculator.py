@@ -8,10 +8,15 @@ optional shared experts, norms, and the LM head (shared with the embedding when 
 ``active`` counts the parameters one token uses: the router's top-k experts (plus shared ones),
 everything else, both embedding matrices included (the convention of Mixtral's "12.9B active").
 
-References: Kaplan et al. 2020 (C ~ 2N forward, 6N per trained token); Rajbhandari et al. 2020
-(ZeRO: 16 bytes per parameter for mixed-precision Adam); Korthikanti et al. 2022 (activation
-memory s·b·h·(34 + 5·a·s/h) bytes per layer). Not handled: pipeline/tensor parallel sharding,
-vision towers, sliding-window KV savings.
+The KV cache has one formula, :func:`kv_elements` (MHA/GQA/MQA and MLA), which the KV Cache tab
+(:mod:`models.kv_cache`) and the transformer (``TransformerConfig.cache_elements_per_token``) call too.
+
+References: Kaplan et al. 2020 (C ~ 2N forward, 6N per trained token, N without embeddings; here 6·N
+counts them, see :func:`compute_conventions`); Rajbhandari et al. 2020 (ZeRO: 16 bytes per parameter
+for mixed-precision Adam) and the other recipes of :data:`OPTIMIZER_RECIPES`; Korthikanti et al. 2022
+(activation memory s·b·h·(34 + 5·a·s/h) bytes per layer, for GPT-3 blocks). Not handled: pipeline/tensor
+parallel sharding, vision towers, Phi-2's single norm per layer and LM-head bias. Sliding-window and
+YOCO caches: :mod:`models.kv_layouts`.
 """
 from __future__ import annotations
 
@@ -658,6 +663,7 @@ class Analysis:
     gpus_inference: int
     gpus_training: int
     crossover_tokens: int
+    gpu_lines: list[tuple[int, float]]   # (GPUs, GiB they hold at the usable fraction): inference, training
 
 
 def analyze(spec: ModelSpec, run: RunSettings) -> Analysis:
@@ -674,13 +680,15 @@ def analyze(spec: ModelSpec, run: RunSettings) -> Analysis:
                                  kv_dtype=run.kv_dtype)
     training = training_memory(spec, seq_len=run.seq_len, batch=run.batch, recipe=run.recipe,
                                recompute=run.recompute, attention=run.attention)
+    n_inference = gpus_needed(inference["total"], run.gpu_gib, run.usable)
+    n_training = gpus_needed(training["total"], run.gpu_gib, run.usable)
     return Analysis(
         spec, run, params, active_parts, rule_check(spec), compute_conventions(spec, run.seq_len),
         activations(spec, run.seq_len, run.batch, run.recompute, run.attention),
         flops_per_token(spec, run.seq_len),
         training_flops(spec, run.train_tokens), inference, training,
-        gpus_needed(inference["total"], run.gpu_gib, run.usable), gpus_needed(training["total"], run.gpu_gib, run.usable),
-        cache_outgrows_weights(spec, run.batch, run.kv_dtype))
+        n_inference, n_training, cache_outgrows_weights(spec, run.batch, run.kv_dtype),
+        [(n, usable_gib(n, run.gpu_gib, run.usable)) for n in (n_inference, n_training)])
 
 
 def kv_curve(spec: ModelSpec, batch: int, dtype: str, *, points: int = 40) -> tuple[list[int], list[float], float]:
