@@ -8,10 +8,15 @@ optional shared experts, norms, and the LM head (shared with the embedding when 
 ``active`` counts the parameters one token uses: the router's top-k experts (plus shared ones),
 everything else, both embedding matrices included (the convention of Mixtral's "12.9B active").
 
-References: Kaplan et al. 2020 (C ~ 2N forward, 6N per trained token); Rajbhandari et al. 2020
-(ZeRO: 16 bytes per parameter for mixed-precision Adam); Korthikanti et al. 2022 (activation
-memory s·b·h·(34 + 5·a·s/h) bytes per layer). Not handled: pipeline/tensor parallel sharding,
-vision towers, sliding-window KV savings.
+The KV cache has one formula, :func:`kv_elements` (MHA/GQA/MQA and MLA), which the KV Cache tab
+(:mod:`models.kv_cache`) and the transformer (``TransformerConfig.cache_elements_per_token``) call too.
+
+References: Kaplan et al. 2020 (C ~ 2N forward, 6N per trained token, N without embeddings; here 6·N
+counts them, see :func:`compute_conventions`); Rajbhandari et al. 2020 (ZeRO: 16 bytes per parameter
+for mixed-precision Adam) and the other recipes of :data:`OPTIMIZER_RECIPES`; Korthikanti et al. 2022
+(activation memory s·b·h·(34 + 5·a·s/h) bytes per layer, for GPT-3 blocks). Not handled: pipeline/tensor
+parallel sharding, vision towers, Phi-2's single norm per layer and LM-head bias. Sliding-window and
+YOCO caches: :mod:`models.kv_layouts`.
 """
 from __future__ import annotations
 
@@ -20,11 +25,14 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Literal
 
+from models.checks import InputError, choice, divides, number, shown, whole
 from models.limits import (CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_MAX_EXPERTS,
                            CALC_MAX_HEADS, CALC_MAX_JSON_CHARS, CALC_MAX_LAYERS, CALC_MAX_PARAMS)
 
 DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 GiB = 2**30
+FIELD_CHOICES = {"ffn_type": ("gelu", "swiglu"), "norm": ("layernorm", "rmsnorm")}
+BOOL_FIELDS = ("tied_embeddings", "attn_bias", "mlp_bias")
 
 
 @dataclass(frozen=True)
@@ -61,25 +69,19 @@ class ModelSpec:
     v_head_dim: int = 0
 
     def __post_init__(self):
-        def check(name, value, low, high):
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-                raise ValueError(f"{name} = {value!r} must be a whole number from {low:,} to {high:,}")
+        check = whole                                              # InputError: the field, its value, its range
         check("vocab_size", self.vocab_size, 1, CALC_MAX_DIM)
         check("d_model", self.d_model, 1, CALC_MAX_DIM)
         check("n_layers", self.n_layers, 1, CALC_MAX_LAYERS)
         check("n_heads", self.n_heads, 1, CALC_MAX_HEADS)
         check("n_kv_heads", self.kv_heads, 1, self.n_heads)
-        if self.n_heads % self.kv_heads:
-            raise ValueError(f"n_kv_heads = {self.kv_heads} must divide n_heads = {self.n_heads}")
+        divides("n_kv_heads", self.kv_heads, "n_heads", self.n_heads)
         if self.head_dim is None and self.d_model % self.n_heads:
-            raise ValueError(f"n_heads = {self.n_heads} must divide d_model = {self.d_model} "
-                             "(or give head_dim explicitly)")
+            raise InputError("calc_err_heads_divide", heads=self.n_heads, d=self.d_model)
         check("head_dim", self.hd, 1, CALC_MAX_DIM)
         check("ffn_dim", self.ffn, 1, CALC_MAX_DIM)
-        if self.ffn_type not in ("gelu", "swiglu"):
-            raise ValueError(f"ffn_type {self.ffn_type!r} must be gelu or swiglu")
-        if self.norm not in ("layernorm", "rmsnorm"):
-            raise ValueError(f"norm {self.norm!r} must be layernorm or rmsnorm")
+        choice("ffn_type", self.ffn_type, FIELD_CHOICES["ffn_type"])
+        choice("norm", self.norm, FIELD_CHOICES["norm"])
         check("learned_positions", self.learned_positions, 0, CALC_MAX_CONTEXT)
         check("n_experts", self.n_experts, 0, CALC_MAX_EXPERTS)
         if self.is_moe:
@@ -92,7 +94,7 @@ class ModelSpec:
                 check(name, getattr(self, name), 1, CALC_MAX_DIM)
             check("q_lora_rank", self.q_lora_rank, 0, CALC_MAX_DIM)
         if count_params(self)["total"] > CALC_MAX_PARAMS:
-            raise ValueError(f"{self.name}: more than {CALC_MAX_PARAMS:.0e} parameters is beyond this calculator")
+            raise InputError("calc_err_too_big", name=self.name, limit=CALC_MAX_PARAMS)
 
     # derived sizes ----------------------------------------------------------------------------
     @property
@@ -177,12 +179,56 @@ def count_params(spec: ModelSpec) -> dict:
 
 
 def rule_of_thumb(spec: ModelSpec) -> int:
-    """12·L·d²: attention 4d² + a 4d-wide GELU MLP 8d² per layer, nothing else.
+    """12·L·d²: attention 4d² + a 4d GELU MLP 8d² per layer, nothing else.
 
     >>> rule_of_thumb(PRESETS["GPT-2 (124M)"])
     84934656
     """
     return 12 * spec.n_layers * spec.d_model**2
+
+
+@dataclass(frozen=True)
+class RuleCheck:
+    """12·L·d² against the parameters it stands for, and the per-layer sizes that decide whether it holds."""
+
+    rule: int                   # 12·L·d²
+    non_embedding: int          # total - input embedding - LM head (Kaplan et al.'s N)
+    off: float                  # (rule - non_embedding) / non_embedding
+    off_total: float            # (rule - total) / total
+    attention_d2: float         # attention parameters per layer / d²: 4 for MHA with H·hd = d
+    ffn_d2: float               # FFN (all experts) parameters per layer / d²: 8 for a 4d GELU MLP or SwiGLU at 8/3·d
+    embedding_share: float      # (input embedding + LM head) / total
+    reasons: tuple[str, ...]    # why it fails: "gqa", "ffn", "moe", "vocab" (empty: it holds)
+
+
+def rule_check(spec: ModelSpec) -> RuleCheck:
+    """Where 12·L·d² holds and why it fails, for ``spec``.
+
+    It assumes attention 4·d² per layer and an FFN of 8·d² (a 4d GELU MLP: 2·d·4d, or a SwiGLU at
+    8/3·d: 3·d·8d/3) and no embeddings. Llama-2-7B (MHA, SwiGLU at 11008 ≈ 8/3·4096) fits within 0.6%:
+
+    >>> c = rule_check(PRESETS["Llama-2-7B"])
+    >>> round(100 * c.off, 2), c.attention_d2, round(c.ffn_d2, 2), c.reasons
+    (-0.52, 4.0, 8.06, ())
+    >>> rule_check(PRESETS["Llama-3-8B"]).reasons
+    ('gqa', 'ffn')
+    """
+    counts = count_params(spec)
+    parts, L, d2 = counts["parts"], spec.n_layers, spec.d_model**2
+    embeddings = parts["embedding"] + parts["lm_head"]
+    non_embedding = counts["total"] - embeddings
+    rule = rule_of_thumb(spec)
+    attention_d2 = parts["attention"] / L / d2
+    ffn_d2 = (parts["ffn"] + parts["experts"] + parts["shared_experts"] + parts["router"]) / L / d2
+    share = embeddings / counts["total"]
+    reasons = tuple(name for name, fails in (
+        ("gqa", abs(attention_d2 - 4) > 0.04),          # GQA/MQA/MLA, or H·hd ≠ d
+        ("ffn", not spec.is_moe and abs(ffn_d2 - 8) > 0.2),   # an FFN not sized 4d (GELU) or 8/3·d (SwiGLU)
+        ("moe", spec.is_moe),                             # every expert is an FFN
+        ("vocab", share > 0.2),                           # small models: the vocabulary dominates
+    ) if fails)
+    return RuleCheck(rule, non_embedding, (rule - non_embedding) / non_embedding,
+                     (rule - counts["total"]) / counts["total"], attention_d2, ffn_d2, share, reasons)
 
 
 # --------------------------------------------------------------------------- published presets
@@ -222,29 +268,47 @@ PRESETS: dict[str, ModelSpec] = {
 def bytes_per_element(dtype: str | float | int) -> float:
     """Bytes of one element: a dtype name (fp32, fp16, bf16, fp8, int8, int4) or a number of bytes."""
     if isinstance(dtype, str):
-        if dtype not in DTYPE_BYTES:
-            raise ValueError(f"dtype {dtype!r} must be one of {', '.join(DTYPE_BYTES)} or a byte count")
-        return DTYPE_BYTES[dtype]
-    if isinstance(dtype, bool) or not isinstance(dtype, (int, float)) or not 0 < dtype <= 16:
-        raise ValueError(f"bytes per element = {dtype!r} must be a number in (0, 16]")
-    return float(dtype)
+        if dtype in DTYPE_BYTES:
+            return DTYPE_BYTES[dtype]
+    elif _is_number(dtype) and 0 < dtype <= 16:
+        return float(dtype)
+    raise InputError("calc_err_dtype", value=shown(dtype), choices=", ".join(DTYPE_BYTES))
 
 
 def _check_run(seq_len: int, batch: int) -> None:
-    for name, value, high in (("context length", seq_len, CALC_MAX_CONTEXT), ("batch", batch, CALC_MAX_BATCH)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= high:
-            raise ValueError(f"{name} = {value!r} must be a whole number from 1 to {high:,}")
+    whole("calc_seq_len", seq_len, 1, CALC_MAX_CONTEXT)
+    whole("calc_batch", batch, 1, CALC_MAX_BATCH)
+
+
+def kv_elements(n_layers: int, *, n_kv_heads: int = 0, head_dim: int = 0, v_head_dim: int | None = None,
+                kv_latent_dim: int = 0, rope_dim: int = 0) -> int:
+    """Numbers a decoder caches per token, all layers: the app's one KV-cache formula.
+
+    MHA/GQA/MQA: ``L·n_kv·(head_dim + v_head_dim)`` (= ``2·L·n_kv·head_dim``: a key and a value per KV
+    head; MHA has n_kv = n_heads, MQA 1). MLA (DeepSeek-V2, ``kv_latent_dim > 0``): ``L·(latent + rope)``,
+    one compressed latent and one RoPE key shared by all heads, no factor 2.
+
+    >>> kv_elements(32, n_kv_heads=32, head_dim=128)     # Llama-2-7B (MHA): 2·32·32·128
+    262144
+    >>> kv_elements(32, n_kv_heads=8, head_dim=128)      # Llama-3-8B (GQA, 8 KV heads): 2·32·8·128
+    65536
+    >>> kv_elements(60, kv_latent_dim=512, rope_dim=64)  # DeepSeek-V2 (MLA): 60·(512 + 64)
+    34560
+    """
+    if kv_latent_dim:
+        return n_layers * (kv_latent_dim + rope_dim)                   # latent c + shared RoPE key
+    v_head_dim = head_dim if v_head_dim is None else v_head_dim
+    return n_layers * n_kv_heads * (head_dim + v_head_dim)             # K and V of every KV head
 
 
 def kv_elements_per_token(spec: ModelSpec) -> int:
-    """Cached numbers per token, all layers: 2·L·n_kv·head_dim, or L·(kv_lora_rank + rope dim) for MLA.
+    """:func:`kv_elements` of ``spec``.
 
     >>> kv_elements_per_token(PRESETS["Llama-3-8B"])
     65536
     """
-    if spec.is_mla:
-        return spec.n_layers * (spec.kv_lora_rank + spec.qk_rope_head_dim)   # latent + shared RoPE key
-    return 2 * spec.n_layers * spec.kv_heads * spec.hd
+    return kv_elements(spec.n_layers, n_kv_heads=spec.kv_heads, head_dim=spec.hd, kv_latent_dim=spec.kv_lora_rank,
+                       rope_dim=spec.qk_rope_head_dim)
 
 
 def kv_cache_bytes(spec: ModelSpec, seq_len: int, batch: int = 1, dtype: str | float = "fp16") -> int:
@@ -278,13 +342,39 @@ def flops_per_token(spec: ModelSpec, seq_len: int) -> dict:
     return {"matmul": matmul, "attention": attention, "forward": forward, "train": 3 * forward}
 
 
+@dataclass(frozen=True)
+class ComputeConventions:
+    """Two estimates of the training FLOPs per token, and the N each one uses."""
+
+    six_n: int                  # 6·N, N = active parameters, embeddings in (both matrices)
+    three_forward: int          # 3 × (2·N_matmul + attention)
+    n_all: int                  # the N of 6·N
+    n_matmul: int               # the N of the forward: without the input embedding (a lookup), LM head in
+    attention: int              # forward attention FLOPs per token at this context (not in 6·N)
+    ratio: float                # three_forward / six_n
+
+
+def compute_conventions(spec: ModelSpec, seq_len: int) -> ComputeConventions:
+    """6·N·D against 3 × the forward, for ``spec`` at context ``seq_len``.
+
+    Llama-3-8B at 4K: the forward leaves out the 525M-parameter input embedding but adds attention
+    (2·L·T·H·(d_qk + d_v) = 2.1 GFLOP per token), so 3 × forward is ~7% above 6·N:
+
+    >>> c = compute_conventions(PRESETS["Llama-3-8B"], 4096)
+    >>> c.n_all - c.n_matmul, c.attention, round(c.ratio, 3)
+    (525336576, 2147483648, 1.068)
+    """
+    f = flops_per_token(spec, seq_len)
+    n_all = count_params(spec)["active"]
+    return ComputeConventions(6 * n_all, f["train"], n_all, f["matmul"] // 2, f["attention"], f["train"] / (6 * n_all))
+
+
 def _is_number(x) -> bool:
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def training_flops_check(tokens: float) -> None:
-    if not _is_number(tokens) or not 0 < tokens <= 1e16:
-        raise ValueError(f"training tokens = {tokens!r} must be a number in (0, 1e16]")
+    number("calc_train_tokens", tokens, 0, 1e16, above=True)
 
 
 def training_flops(spec: ModelSpec, tokens: float) -> float:
@@ -295,37 +385,69 @@ def training_flops(spec: ModelSpec, tokens: float) -> float:
 
 # --------------------------------------------------------------------------- memory
 OPTIMIZER_RECIPES = {
-    # name: bytes per parameter for (weights, gradients, master weights, optimizer states)
-    "16": (2, 2, 4, 8),   # bf16 weights + bf16 grads + fp32 master + Adam m, v (ZeRO's K = 12)
-    "18": (2, 4, 4, 8),   # as 16, but gradients accumulated in fp32
-    "20": (4, 4, 4, 8),   # fp32 weights and grads kept beside an fp32 master copy (naive AMP)
+    # name: bytes per parameter for (weights, gradients, master weights, optimizer states); the sources
+    # are in locales/calculator.py ("calc_recipe_<name>_source").
+    "mixed_bf16": (2, 2, 4, 8),        # ZeRO (Rajbhandari et al. 2020, §3.1): 2 + 2 + K=12 -> 16
+    "mixed_fp32_grads": (2, 4, 4, 8),  # Megatron-LM distributed optimizer: bf16 params, fp32 grads -> 18
+    "fp32": (4, 4, 0, 8),              # plain fp32 AdamW: no master copy (the weights are fp32) -> 16
+    "adam_8bit": (2, 2, 4, 2),         # 8-bit Adam (Dettmers et al. 2022): m, v one byte each -> 10
 }
 RECOMPUTE = ("none", "selective", "full")
+ATTENTION_KERNELS = ("eager", "flash")
 
 
-def activation_bytes(spec: ModelSpec, seq_len: int, batch: int, recompute: str = "none") -> int:
-    """Korthikanti et al. (2022), 16-bit activations, no tensor/sequence parallelism, per model.
+@dataclass(frozen=True)
+class Activations:
+    """Activation bytes of one training step, and the per-layer factor of s·b·h they come from."""
 
-    none: s·b·h·(34 + 5·a·s/h) per layer; selective (attention scores recomputed): 34·s·b·h;
-    full (only each layer's input kept): 2·s·b·h.
+    bytes: int
+    factor: float               # bytes per token per layer / h: 34 + 5·a·s/h, 34 or 2
+    case: str                   # which: "none" (scores stored), "flash", "selective", "full"
+
+
+def activations(spec: ModelSpec, seq_len: int, batch: int, recompute: str = "none",
+                attention: str = "eager") -> Activations:
+    """Korthikanti et al. (2022), eq. 1-2: 16-bit activations of a GPT-3 block (MHA, a 4h GELU MLP,
+    LayerNorm, dropout), no tensor/sequence parallelism, per model: L·s·b·h·factor bytes.
+
+    none: factor 34 + 5·a·s/h, 5·a·s/h being the a×s×s attention scores, softmax and its dropout;
+    FlashAttention never stores them (it recomputes them blockwise in the backward), so with it, and
+    with selective recomputation, 34; full (only each layer's input kept): 2.
+
+    >>> activations(PRESETS["Llama-2-7B"], 2048, 1, "none", "eager").factor     # 34 + 5·32·2048/4096
+    114.0
+    >>> activations(PRESETS["Llama-2-7B"], 2048, 1, "none", "flash").bytes == 32 * 2048 * 4096 * 34
+    True
     """
     _check_run(seq_len, batch)
+    choice("calc_recompute", recompute, RECOMPUTE)
+    choice("calc_attention", attention, ATTENTION_KERNELS)
     s, b, h, a, L = seq_len, batch, spec.d_model, spec.n_heads, spec.n_layers
-    per_layer = {"none": s * b * h * (34 + 5 * a * s / h), "selective": 34 * s * b * h, "full": 2 * s * b * h}
-    if recompute not in per_layer:
-        raise ValueError(f"recompute {recompute!r} must be one of {', '.join(RECOMPUTE)}")
-    return math.ceil(L * per_layer[recompute])
+    if recompute == "full":
+        factor, case = 2, "full"
+    elif recompute == "selective":
+        factor, case = 34, "selective"
+    elif attention == "flash":
+        factor, case = 34, "flash"
+    else:
+        factor, case = 34 + 5 * a * s / h, "none"
+    return Activations(math.ceil(L * s * b * h * factor), factor, case)
 
 
-def training_memory(spec: ModelSpec, *, seq_len: int = 4096, batch: int = 1, recipe: str = "16",
-                    recompute: str = "none") -> dict:
-    """Bytes to train with mixed-precision AdamW: weights, gradients, master, optimizer, activations."""
-    if recipe not in OPTIMIZER_RECIPES:
-        raise ValueError(f"recipe {recipe!r} must be one of {', '.join(OPTIMIZER_RECIPES)} (bytes per parameter)")
+def activation_bytes(spec: ModelSpec, seq_len: int, batch: int, recompute: str = "none",
+                     attention: str = "eager") -> int:
+    """Bytes of :func:`activations`."""
+    return activations(spec, seq_len, batch, recompute, attention).bytes
+
+
+def training_memory(spec: ModelSpec, *, seq_len: int = 4096, batch: int = 1, recipe: str = "mixed_bf16",
+                    recompute: str = "none", attention: str = "eager") -> dict:
+    """Bytes to train with Adam(W) under ``recipe``: weights, gradients, master, optimizer, activations."""
+    choice("calc_recipe", recipe, OPTIMIZER_RECIPES)
     n = count_params(spec)["total"]
     w, g, m, o = OPTIMIZER_RECIPES[recipe]
     parts = {"weights": w * n, "gradients": g * n, "master": m * n, "optimizer": o * n,
-             "activations": activation_bytes(spec, seq_len, batch, recompute)}
+             "activations": activation_bytes(spec, seq_len, batch, recompute, attention)}
     return {"parts": parts, "total": sum(parts.values()), "bytes_per_param": w + g + m + o}
 
 
@@ -343,9 +465,17 @@ def gpus_needed(total_bytes: float, gpu_gib: float, usable: float = 0.9) -> int:
     >>> gpus_needed(100 * GiB, 80)
     2
     """
-    if not gpu_gib > 0:
-        raise ValueError(f"GPU memory = {gpu_gib!r} GiB must be positive")
+    number("calc_gpu_gib", gpu_gib, 0, 10_000, above=True)
     return max(1, math.ceil(total_bytes / (gpu_gib * GiB * usable)))
+
+
+def usable_gib(n_gpus: int, gpu_gib: float, usable: float = 0.9) -> float:
+    """GiB that ``n_gpus`` cards of ``gpu_gib`` hold at the ``usable`` fraction (the line drawn over a bar).
+
+    >>> usable_gib(2, 80)
+    144.0
+    """
+    return n_gpus * gpu_gib * usable
 
 
 def cache_outgrows_weights(spec: ModelSpec, batch: int = 1, dtype: str = "bf16") -> int:
@@ -355,6 +485,21 @@ def cache_outgrows_weights(spec: ModelSpec, batch: int = 1, dtype: str = "bf16")
 
 
 # --------------------------------------------------------------------------- config.json
+# What a config.json leaves to its model_type's code in transformers (the defaults of its Config class
+# and the modules its modeling file builds). Unknown types: gated unless the activation is a GELU.
+ARCHITECTURES = {
+    "gpt2": dict(gated=False, tied=True, norm="layernorm", bias=True),
+    "gpt_neox": dict(gated=False, norm="layernorm", bias=True),
+    "phi": dict(gated=False, norm="layernorm", bias=True),            # PhiMLP: fc1, fc2 (gelu_new)
+    "starcoder2": dict(gated=False, norm="layernorm", bias=True),     # c_fc, c_proj (gelu_pytorch_tanh)
+    "gemma": dict(gated=True, tied=True),                             # GemmaMLP: gate, up, down (GELU)
+    "gemma2": dict(gated=True, tied=True),
+    "phi3": dict(gated=True),                                         # fused gate_up_proj, down_proj (SiLU)
+    "llama": dict(gated=True), "mistral": dict(gated=True), "mixtral": dict(gated=True),
+    "qwen2": dict(gated=True), "deepseek_v2": dict(gated=True),
+}
+
+
 def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
     """A :class:`ModelSpec` from a Hugging Face ``config.json`` (GPT-2, Llama, Mistral, Mixtral, DeepSeek).
 
@@ -363,15 +508,15 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
     4
     """
     if not isinstance(text, str) or not text.strip():
-        raise ValueError("paste the text of a config.json")
+        raise InputError("calc_err_paste")
     if len(text) > CALC_MAX_JSON_CHARS:
-        raise ValueError(f"the config is {len(text):,} characters: at most {CALC_MAX_JSON_CHARS:,}")
+        raise InputError("calc_err_json_long", n=len(text), limit=CALC_MAX_JSON_CHARS)
     try:
         cfg = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        raise InputError("calc_err_json", msg=exc.msg, line=exc.lineno, col=exc.colno) from None
     if not isinstance(cfg, dict):
-        raise ValueError("a config.json is a JSON object ({...})")
+        raise InputError("calc_err_json_object")
 
     def get(*keys, default=None):
         for key in keys:
@@ -386,19 +531,24 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
     missing = [k for k, v in (("hidden_size", d), ("num_hidden_layers", layers),
                               ("num_attention_heads", heads), ("vocab_size", vocab)) if v is None]
     if missing:
-        raise ValueError(f"the config lacks {', '.join(missing)}")
+        raise InputError("calc_err_config_lacks", keys=", ".join(missing))
     gpt2 = cfg.get("model_type") == "gpt2" or "n_embd" in cfg
-    act = str(get("hidden_act", "activation_function", default="silu"))
+    family = ARCHITECTURES.get("gpt2" if gpt2 else str(cfg.get("model_type")), {})
+    act = str(get("hidden_activation", "hidden_act", "activation_function", default="silu"))
+    # The number of FFN matrices is the architecture's, not the activation's: Gemma's gated MLP runs GELU
+    # (gelu_pytorch_tanh) through gate, up and down; Phi-2's plain MLP runs gelu_new through fc1, fc2.
+    gated = family.get("gated", "gelu" not in act)
     experts = get("num_local_experts", "n_routed_experts", default=0) or 0
     kwargs = dict(
         vocab_size=vocab, d_model=d, n_layers=layers, n_heads=heads,
         n_kv_heads=get("num_key_value_heads"), head_dim=get("head_dim"),
         ffn_dim=get("intermediate_size", "n_inner", default=0) or 0,
-        ffn_type="gelu" if gpt2 or "gelu" in act and "glu" not in act else "swiglu",
-        tied_embeddings=bool(get("tie_word_embeddings", default=gpt2)),
+        ffn_type="swiglu" if gated else "gelu",
+        tied_embeddings=bool(get("tie_word_embeddings", default=family.get("tied", False))),
         learned_positions=get("n_positions", default=0) if gpt2 else 0,
-        norm="layernorm" if gpt2 else "rmsnorm",
-        attn_bias=bool(get("attention_bias", default=gpt2)), mlp_bias=bool(get("mlp_bias", default=gpt2)),
+        norm=family.get("norm", "rmsnorm"),
+        attn_bias=bool(get("attention_bias", default=family.get("bias", False))),
+        mlp_bias=bool(get("mlp_bias", default=family.get("bias", False))),
         n_experts=experts, top_k=get("num_experts_per_tok", default=0) if experts else 0,
         n_shared_experts=get("n_shared_experts", default=0) or 0,
         expert_dim=get("moe_intermediate_size", default=0) or 0,
@@ -420,13 +570,38 @@ def spec_fields() -> list[str]:
     return [f.name for f in fields(ModelSpec) if f.name != "name"]
 
 
+def fields_of(spec: ModelSpec) -> dict:
+    """The editable fields of ``spec`` as the UI shows them: 0 for a ``head_dim`` derived from d_model,
+    ``n_kv_heads`` spelled out.
+
+    >>> fields_of(PRESETS["Llama-3-8B"])["n_kv_heads"], fields_of(PRESETS["Llama-3-8B"])["head_dim"]
+    (8, 0)
+    """
+    values = asdict(spec)
+    values["head_dim"] = values["head_dim"] or 0
+    values["n_kv_heads"] = values["n_kv_heads"] or values["n_heads"]
+    return {name: values[name] for name in spec_fields()}
+
+
+def spec_from_fields(values: dict, name: str = "custom") -> ModelSpec:
+    """A :class:`ModelSpec` from the UI's fields (the inverse of :func:`fields_of`), each checked."""
+    kwargs = {}
+    for field in spec_fields():
+        value = values[field]
+        if field in FIELD_CHOICES:
+            kwargs[field] = choice(field, value, FIELD_CHOICES[field])
+        elif field in BOOL_FIELDS:
+            kwargs[field] = bool(choice(field, value, (True, False)))
+        else:
+            kwargs[field] = whole(field, value, 0, CALC_MAX_DIM)
+    kwargs["head_dim"] = kwargs["head_dim"] or None
+    kwargs["n_kv_heads"] = kwargs["n_kv_heads"] or None
+    return ModelSpec(name=name, **kwargs)
+
+
 def with_changes(spec: ModelSpec, **changes) -> ModelSpec:
     """A validated copy of ``spec`` with some fields changed."""
     return replace(spec, **changes)
-
-
-def as_dict(spec: ModelSpec) -> dict:
-    return asdict(spec)
 
 
 @dataclass(frozen=True)
@@ -438,8 +613,9 @@ class RunSettings:
     weight_dtype: str = "bf16"
     kv_dtype: str = "bf16"
     train_tokens: float = 1e12
-    recipe: str = "16"
-    recompute: str = "selective"
+    recipe: str = "mixed_bf16"
+    recompute: str = "none"
+    attention: str = "flash"
     gpu_gib: float = 80.0
     usable: float = 0.9
 
@@ -448,14 +624,25 @@ class RunSettings:
         bytes_per_element(self.weight_dtype)
         bytes_per_element(self.kv_dtype)
         training_flops_check(self.train_tokens)
-        if self.recipe not in OPTIMIZER_RECIPES:
-            raise ValueError(f"recipe {self.recipe!r} must be one of {', '.join(OPTIMIZER_RECIPES)} (bytes per parameter)")
-        if self.recompute not in RECOMPUTE:
-            raise ValueError(f"recompute {self.recompute!r} must be one of {', '.join(RECOMPUTE)}")
-        if not _is_number(self.gpu_gib) or not 1 <= self.gpu_gib <= 10_000:
-            raise ValueError(f"GPU memory = {self.gpu_gib!r} GiB must be a number from 1 to 10,000")
-        if not _is_number(self.usable) or not 0 < self.usable <= 1:
-            raise ValueError(f"usable fraction = {self.usable!r} must be in (0, 1]")
+        choice("calc_recipe", self.recipe, OPTIMIZER_RECIPES)
+        choice("calc_recompute", self.recompute, RECOMPUTE)
+        choice("calc_attention", self.attention, ATTENTION_KERNELS)
+        number("calc_gpu_gib", self.gpu_gib, 1, 10_000)
+        number("calc_usable", self.usable, 0, 1, above=True)
+
+
+def run_settings(*, seq_len, batch, weight_dtype, kv_dtype, train_tokens, recipe, recompute, attention,
+                 gpu_gib) -> RunSettings:
+    """:class:`RunSettings` from the UI's values, each checked (a slider's ``2.0`` becomes ``2``)."""
+    return RunSettings(seq_len=whole("calc_seq_len", seq_len, 1, CALC_MAX_CONTEXT),
+                       batch=whole("calc_batch", batch, 1, CALC_MAX_BATCH),
+                       weight_dtype=choice("calc_weight_dtype", weight_dtype, DTYPE_BYTES),
+                       kv_dtype=choice("calc_kv_dtype", kv_dtype, DTYPE_BYTES),
+                       train_tokens=number("calc_train_tokens", train_tokens, 0, 1e16, above=True),
+                       recipe=choice("calc_recipe", recipe, OPTIMIZER_RECIPES),
+                       recompute=choice("calc_recompute", recompute, RECOMPUTE),
+                       attention=choice("calc_attention", attention, ATTENTION_KERNELS),
+                       gpu_gib=number("calc_gpu_gib", gpu_gib, 1, 10_000))
 
 
 @dataclass(frozen=True)
@@ -466,7 +653,9 @@ class Analysis:
     run: RunSettings
     params: dict
     active_parts: dict
-    rule_of_thumb: int
+    rule: RuleCheck
+    conventions: ComputeConventions
+    activations: Activations
     flops: dict
     train_flops: float
     inference: dict
@@ -474,6 +663,7 @@ class Analysis:
     gpus_inference: int
     gpus_training: int
     crossover_tokens: int
+    gpu_lines: list[tuple[int, float]]   # (GPUs, GiB they hold at the usable fraction): inference, training
 
 
 def analyze(spec: ModelSpec, run: RunSettings) -> Analysis:
@@ -489,12 +679,16 @@ def analyze(spec: ModelSpec, run: RunSettings) -> Analysis:
     inference = inference_memory(spec, seq_len=run.seq_len, batch=run.batch, weight_dtype=run.weight_dtype,
                                  kv_dtype=run.kv_dtype)
     training = training_memory(spec, seq_len=run.seq_len, batch=run.batch, recipe=run.recipe,
-                               recompute=run.recompute)
+                               recompute=run.recompute, attention=run.attention)
+    n_inference = gpus_needed(inference["total"], run.gpu_gib, run.usable)
+    n_training = gpus_needed(training["total"], run.gpu_gib, run.usable)
     return Analysis(
-        spec, run, params, active_parts, rule_of_thumb(spec), flops_per_token(spec, run.seq_len),
+        spec, run, params, active_parts, rule_check(spec), compute_conventions(spec, run.seq_len),
+        activations(spec, run.seq_len, run.batch, run.recompute, run.attention),
+        flops_per_token(spec, run.seq_len),
         training_flops(spec, run.train_tokens), inference, training,
-        gpus_needed(inference["total"], run.gpu_gib, run.usable), gpus_needed(training["total"], run.gpu_gib, run.usable),
-        cache_outgrows_weights(spec, run.batch, run.kv_dtype))
+        n_inference, n_training, cache_outgrows_weights(spec, run.batch, run.kv_dtype),
+        [(n, usable_gib(n, run.gpu_gib, run.usable)) for n in (n_inference, n_training)])
 
 
 def kv_curve(spec: ModelSpec, batch: int, dtype: str, *, points: int = 40) -> tuple[list[int], list[float], float]:

@@ -63,7 +63,8 @@ def kv_cache_bytes(n_layers: int, n_kv_heads: int, head_dim: int, seq_len: int, 
     >>> kv_cache_bytes(32, 32, 128, 4096) / 2**30
     2.0
     """
-    return int(2 * n_layers * n_kv_heads * head_dim * seq_len * batch * bytes_per_elem)
+    from models.calculator import kv_elements                         # the app's one KV-cache formula
+    return int(kv_elements(n_layers, n_kv_heads=n_kv_heads, head_dim=head_dim) * seq_len * batch * bytes_per_elem)
 
 
 def mla_cache_bytes(n_layers: int, kv_latent_dim: int, rope_dim: int, seq_len: int, batch: int = 1,

@@ -1,44 +1,59 @@
-"""The calculator through its named endpoints."""
+"""The calculator through its named endpoints, called by the parameters' names."""
 import pytest
 from gradio_client.exceptions import AppError
 
-from components.calculator import FIELDS, _preset_values
+from components.calculator import FIELDS, calculate as calculate_handler, set_preset, verify_spec
+from components.wiring import control_names
 from tests.conftest import plot_json
 
-RUN = [4096, 1, "bf16", "bf16", 1e12, "16", "selective", 80.0]
+OUTPUTS = ("summary", "params", "memory", "kv", "layouts", "device")
 
 
 def calculate(client, preset="Llama-3-8B", **changes):
-    fields = dict(zip(FIELDS, _preset_values(preset))) | changes
-    return client.predict(*fields.values(), *RUN, api_name="/calculate")
+    """``/calculate`` on a preset's fields, with ``changes`` (fields or run settings) by name."""
+    return dict(zip(OUTPUTS, client.predict(**{**set_preset(preset), **changes}, api_name="/calculate")))
+
+
+def test_parameters_are_the_config_fields_then_the_run():
+    assert control_names(calculate_handler)[:len(FIELDS)] == FIELDS
+    assert control_names(calculate_handler)[len(FIELDS):] == ["seq_len", "batch", "weight_dtype", "kv_dtype",
+                                                              "train_tokens", "recipe", "recompute", "attention",
+                                                              "gpu_gib"]
+    assert control_names(verify_spec) == FIELDS
+
+
+def test_defaults_alone_answer_with_llama_3_8b(client):
+    out = dict(zip(OUTPUTS, client.predict(api_name="/calculate")))
+    assert "8,030,261,248" in out["summary"]                          # Llama-3-8B, its published total
+    assert out["device"].endswith("ms")
+    assert client.predict(api_name="/calculate_verify").count("✓") == 2
 
 
 def test_mixtral_totals_and_kv_in_the_response(client):
-    summary, params, memory, kv, device = calculate(client, "Mixtral-8x7B")
-    assert "46,702,792,704" in summary and "12,879,925,248" in summary
-    bars = plot_json(params)["data"]
+    out = calculate(client, "Mixtral-8x7B")
+    assert "46,702,792,704" in out["summary"] and "12,879,925,248" in out["summary"]
+    bars = plot_json(out["params"])["data"]
     assert sum(b["x"][0] for b in bars) == 46_702_792_704                 # the stacked total bar
     assert sum(b["x"][1] for b in bars) == 12_879_925_248                 # the active bar
-    inference = {b["name"]: b["y"][0] for b in plot_json(memory)["data"]}
+    inference = {b["name"]: b["y"][0] for b in plot_json(out["memory"])["data"]}
     assert inference["KV cache"] == pytest.approx(2 * 32 * 8 * 128 * 4096 * 2 / 2**30)
-    assert device.endswith("ms")
+    assert out["device"].endswith("ms")
 
 
 def test_editing_kv_heads_changes_the_cache(client):
-    gqa = calculate(client, n_kv_heads=8)[3]
-    mha = calculate(client, n_kv_heads=32)[3]
+    gqa = calculate(client, n_kv_heads=8)["kv"]
+    mha = calculate(client, n_kv_heads=32)["kv"]
     y = lambda fig: plot_json(fig)["data"][0]["y"]                     # noqa: E731
     assert [round(m / g, 6) for m, g in zip(y(mha), y(gqa))] == [4.0] * len(y(gqa))
 
 
 def test_verify_endpoint(client):
-    fields = _preset_values("DeepSeek-V2-Lite")
-    out = client.predict(*fields, api_name="/calculate_verify")
+    out = client.predict(**set_preset("DeepSeek-V2-Lite"), api_name="/calculate_verify")
     assert out.count("✓") == 2 and "15,706,484,224" in out
 
 
 def test_verify_runs_the_kv_tabs_model(client):
-    out = client.predict(*_preset_values("Tiny GPT · MLA r=32 (KV tab)"), api_name="/calculate_verify")
+    out = client.predict(**set_preset("Tiny GPT · MLA r=32 (KV tab)"), api_name="/calculate_verify")
     assert out.count("✓") == 2 and "778,752" in out and "one transformer" in out and "fp32" in out
 
 
@@ -48,10 +63,9 @@ def test_figures_and_formulas_follow_the_browser_language(server_url):
     from gradio_client import Client
     zh = Client(server_url, verbose=False, download_files=False, analytics_enabled=False,
                 headers={"accept-language": "zh-CN,zh;q=0.9"})
-    fields = _preset_values("Llama-3-8B")
-    summary, params, *_ = zh.predict(*fields, *RUN, api_name="/calculate")
+    summary, params, *_ = zh.predict(api_name="/calculate")
     assert "参数量" in summary and plot_json(params)["layout"]["title"]["text"] == "各部分参数量"
-    assert "与 PyTorch 核对" in zh.predict(*fields, api_name="/calculate_verify")
+    assert "与 PyTorch 核对" in zh.predict(api_name="/calculate_verify")
 
 
 @pytest.mark.parametrize("changes,message", [
@@ -59,7 +73,28 @@ def test_figures_and_formulas_follow_the_browser_language(server_url):
     (dict(d_model=4100, head_dim=0), "must divide d_model"),
     (dict(n_layers=0), "n_layers = 0"),
     (dict(top_k=3, n_experts=2), "top_k = 3"),
+    (dict(seq_len=0), "context length = 0"),
+    (dict(recipe="17"), "recipe = '17'"),
 ])
 def test_bad_specs(client, changes, message):
     with pytest.raises(AppError, match=message):
         calculate(client, **changes)
+
+
+def test_yoco_layouts_in_the_response(client):
+    """Llama-3-8B, bf16, one sequence: standard 32·2048·T·2 bytes; YOCO (16·2048·min(T, 4096) + 2048·T)·2."""
+    out = calculate(client)
+    lines = {line["name"]: dict(zip(line["x"], line["y"])) for line in plot_json(out["layouts"])["data"]}
+    T = 131_072
+    assert lines["standard decoder"][T] == 32 * 2048 * T * 2 == 16 * 2**30
+    assert lines["YOCO (L/2 sliding-window + 1 global KV)"][T] == (16 * 2048 * 4096 + 2048 * T) * 2
+    assert lines["sliding window W = 4,096"][T] == 32 * 2048 * 4096 * 2
+    assert "0.0469" in out["summary"] and "0.0332" in out["summary"]   # YOCO / standard at 128K and 1M
+
+
+def test_gpu_lines_say_they_are_drawn_at_90_percent_and_the_legend_clears_the_axis_title(client):
+    out = calculate(client, "Llama-3-8B")
+    notes = [a["text"] for a in plot_json(out["memory"])["layout"]["annotations"]]
+    assert notes == ["1 × 80 GiB GPU at 90% usable = 72.0 GiB", "2 × 80 GiB GPU at 90% usable = 144.0 GiB"]
+    legend = plot_json(out["params"])["layout"]["legend"]
+    assert legend["yanchor"] == "bottom" and legend["y"] >= 1                 # above the plot, the title below

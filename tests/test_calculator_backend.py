@@ -90,7 +90,7 @@ def test_flops_and_training_memory_by_hand():
     f = flops_per_token(spec, 4096)
     assert f["matmul"] == 2 * (6_738_415_616 - 32000 * 4096)            # the input embedding is a lookup
     assert f["attention"] == 2 * 32 * 4096 * 32 * (128 + 128)
-    mem = training_memory(spec, seq_len=2048, batch=1, recipe="16", recompute="full")
+    mem = training_memory(spec, seq_len=2048, batch=1, recipe="mixed_bf16", recompute="full")
     assert mem["parts"]["weights"] + mem["parts"]["gradients"] + mem["parts"]["master"] + mem["parts"]["optimizer"] \
         == 16 * 6_738_415_616
     assert mem["parts"]["activations"] == 32 * 2 * 2048 * 4096
@@ -149,9 +149,9 @@ def test_bad_configs(text, match):
 def test_bad_runs():
     with pytest.raises(ValueError, match="context length = 0"):
         kv_cache_bytes(PRESETS["Llama-2-7B"], 0)
-    with pytest.raises(ValueError, match="dtype 'fp64'"):
+    with pytest.raises(ValueError, match="dtype = 'fp64'"):
         kv_cache_bytes(PRESETS["Llama-2-7B"], 10, 1, "fp64")
-    with pytest.raises(ValueError, match="recompute"):
+    with pytest.raises(ValueError, match="recomputation = .some."):
         training_memory(PRESETS["Llama-2-7B"], recompute="some")
 
 
@@ -176,3 +176,139 @@ def test_verify_runs_small_models_and_builds_the_rest_on_meta():
     assert verify(small, seq_len=20).how == "run" and verify(small, seq_len=20).ok
     assert verify(PRESETS["Llama-3-8B"], seq_len=20).how == "meta"          # too big to run here
     assert verify(PRESETS["GPT-2 (124M)"], seq_len=20).how == "meta"        # 124M: built on the meta device
+
+
+@pytest.mark.parametrize("call,key,zh", [
+    (lambda: spec_from_config("{not json"), "calc_err_json", "不是有效的 JSON"),
+    (lambda: dataclasses.replace(PRESETS["Llama-3-8B"], n_kv_heads=3), "error_divides", "KV 头数 n_kv_heads = 3"),
+    (lambda: RunSettings(seq_len=0), "error_whole_number", "上下文长度 = 0"),
+])
+def test_backend_errors_are_keys_said_in_the_learners_language(call, key, zh):
+    from models.checks import InputError
+    with pytest.raises(InputError) as error:
+        call()
+    assert error.value.key == key and zh in error.value.render("zh-CN")
+
+
+# Elements cached per token, all layers, from each model's config.json, by hand:
+# Llama-2-7B (MHA)  2 · 32 layers · 32 KV heads · 128  = 262,144
+# Llama-3-8B (GQA)  2 · 32 layers ·  8 KV heads · 128  =  65,536
+# DeepSeek-V2 (MLA) 60 layers · (512 latent + 64 RoPE) =  34,560
+KV_BY_HAND = {"Llama-2-7B": 262_144, "Llama-3-8B": 65_536, "DeepSeek-V2": 34_560}
+
+
+@pytest.mark.parametrize("name", KV_BY_HAND)
+def test_every_kv_cache_formula_of_the_app_agrees_with_the_hand_count(name):
+    from models import kv_cache
+    from models.calculator import kv_elements, kv_elements_per_token
+    from models.calculator_verify import transformer_config
+    spec, expected = PRESETS[name], KV_BY_HAND[name]
+    assert kv_elements_per_token(spec) == expected
+    assert transformer_config(spec, 16).cache_elements_per_token() == expected           # the one transformer
+    assert kv_cache_bytes(spec, 1000, 3, "bf16") == expected * 1000 * 3 * 2
+    if spec.is_mla:
+        assert kv_elements(spec.n_layers, kv_latent_dim=512, rope_dim=64) == expected
+    else:
+        assert kv_elements(spec.n_layers, n_kv_heads=spec.kv_heads, head_dim=128) == expected
+        assert kv_cache.kv_cache_bytes(spec.n_layers, spec.kv_heads, 128, 1000, 3, 2) == expected * 1000 * 3 * 2
+
+
+# --------------------------------------------------------------------------- corrections of the review
+def test_12_l_d2_fits_llama_2_7b_without_embeddings_and_says_why_it_fails_elsewhere():
+    from models.calculator import rule_check
+    c = rule_check(PRESETS["Llama-2-7B"])
+    non_embedding = 6_738_415_616 - 2 * 32000 * 4096                    # the published total minus both matrices
+    assert c.rule == 12 * 32 * 4096**2 and c.non_embedding == non_embedding
+    assert abs(c.off) < 0.006 and c.reasons == ()                       # -0.52%: SwiGLU at 11008 ≈ 8/3·4096
+    assert rule_check(PRESETS["Llama-3-8B"]).reasons == ("gqa", "ffn")  # 8 KV heads; 14336 = 3.5·d
+    assert rule_check(PRESETS["Llama-3-8B"]).attention_d2 == (2 * 4096**2 + 2 * 4096 * 1024) / 4096**2
+    assert "moe" in rule_check(PRESETS["Mixtral-8x7B"]).reasons
+    gpt2 = rule_check(PRESETS["GPT-2 (124M)"])                          # MHA, 4d GELU: only the vocabulary
+    assert gpt2.reasons == ("vocab",) and round(gpt2.embedding_share, 3) == round((50257 + 1024) * 768 / 124_439_808, 3)
+
+
+@pytest.mark.parametrize("recipe,parts", [("mixed_bf16", (2, 2, 4, 8)), ("mixed_fp32_grads", (2, 4, 4, 8)),
+                                          ("fp32", (4, 4, 0, 8)), ("adam_8bit", (2, 2, 4, 2))])
+def test_training_recipes_are_named_sourced_and_add_up(recipe, parts):
+    from locales import tr
+    mem = training_memory(PRESETS["Llama-2-7B"], seq_len=2048, recipe=recipe, recompute="full")
+    n = 6_738_415_616
+    assert mem["bytes_per_param"] == sum(parts)
+    assert [mem["parts"][k] for k in ("weights", "gradients", "master", "optimizer")] == [b * n for b in parts]
+    for lang in ("en", "zh-CN"):
+        assert str(sum(parts)) in tr(lang, f"calc_recipe_{recipe}") and tr(lang, f"calc_recipe_{recipe}_source")
+
+
+def test_flash_attention_drops_the_scores_term_of_korthikanti():
+    from models.calculator import activations
+    spec, s = PRESETS["Llama-2-7B"], 4096
+    eager = activations(spec, s, 2, "none", "eager")
+    flash = activations(spec, s, 2, "none", "flash")
+    assert eager.factor == 34 + 5 * 32 * s / 4096 and eager.bytes == 32 * s * 2 * 4096 * (34 + 5 * 32)
+    assert flash.factor == 34 and flash.bytes == 32 * s * 2 * 4096 * 34
+    assert activations(spec, s, 2, "full", "eager").bytes == 32 * s * 2 * 4096 * 2
+
+
+def test_3x_forward_and_6n_use_different_n():
+    from models.calculator import compute_conventions
+    c = compute_conventions(PRESETS["Llama-3-8B"], 4096)
+    total, embedding = 8_030_261_248, 128256 * 4096
+    attention = 2 * 32 * 4096 * 32 * (128 + 128)
+    assert c.six_n == 6 * total and c.n_matmul == total - embedding
+    assert c.three_forward == 3 * (2 * (total - embedding) + attention)
+    assert round(c.ratio, 3) == 1.068                                   # ≈ 7% apart at 4K
+
+
+# Published configs (config.json on the Hub), written out here; totals summed from the released tensors.
+GEMMA_2B = {"architectures": ["GemmaForCausalLM"], "model_type": "gemma", "head_dim": 256,
+            "hidden_act": "gelu_pytorch_tanh", "hidden_size": 2048, "intermediate_size": 16384,
+            "max_position_embeddings": 8192, "num_attention_heads": 8, "num_hidden_layers": 18,
+            "num_key_value_heads": 1, "rms_norm_eps": 1e-06, "vocab_size": 256000}          # google/gemma-2b
+PHI_2 = {"architectures": ["PhiForCausalLM"], "model_type": "phi", "hidden_act": "gelu_new", "hidden_size": 2560,
+         "intermediate_size": 10240, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32,
+         "partial_rotary_factor": 0.4, "tie_word_embeddings": False, "vocab_size": 51200}   # microsoft/phi-2
+PHI_3_MINI = {"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "hidden_act": "silu", "hidden_size": 3072,
+              "intermediate_size": 8192, "num_attention_heads": 32, "num_hidden_layers": 32,
+              "num_key_value_heads": 32, "tie_word_embeddings": False, "vocab_size": 32064}  # Phi-3-mini-4k
+
+
+def test_gemmas_gated_gelu_mlp_has_three_matrices():
+    """Regression: ``hidden_act: gelu_pytorch_tanh`` made Gemma's gated MLP (gate, up, down) a 2-matrix MLP,
+    and its untied default (Gemma ties the LM head) counted the 524M vocabulary matrix twice."""
+    counts = count_params(spec_from_config(json.dumps(GEMMA_2B)))
+    assert counts["parts"]["ffn"] == 18 * 3 * 2048 * 16384
+    assert counts["total"] == 2_506_172_416                              # google/gemma-2b, all tensors
+
+
+def test_phi_mlps_plain_and_gated():
+    phi2 = count_params(spec_from_config(json.dumps(PHI_2)))
+    assert phi2["parts"]["ffn"] == 32 * (2 * 2560 * 10240 + 10240 + 2560)   # fc1, fc2 with biases
+    # Published 2,779,683,840: Phi-2 has one LayerNorm per layer (parallel block) and an LM-head bias,
+    # which this calculator does not model (+32·2·2560 - 51200).
+    assert phi2["total"] - 2_779_683_840 == 32 * 2 * 2560 - 51200
+    assert count_params(spec_from_config(json.dumps(PHI_3_MINI)))["total"] == 3_821_079_552
+
+
+# --------------------------------------------------------------------------- KV-cache layouts (YOCO)
+def test_yoco_sliding_window_and_mla_by_hand_for_llama_3_8b():
+    from models.kv_layouts import kv_layouts
+    lay = kv_layouts(PRESETS["Llama-3-8B"], dtype="bf16", batch=1)
+    at = {k: dict(zip(lay.contexts, v)) for k, v in lay.bytes.items()}
+    e, L, W = 2 * 8 * 128, 32, 4096                                    # one layer's K and V per token
+    for T in (1024, 131_072, 1_048_576):
+        assert at["standard"][T] == L * e * T * 2
+        assert at["sliding"][T] == L * e * min(T, W) * 2
+        assert at["yoco"][T] == (L // 2 * e * min(T, W) + e * T) * 2   # self-decoder + one global cache
+        assert at["mla"][T] == L * (512 + 64) * T * 2                   # DeepSeek-V2's sizes, for comparison
+    assert lay.ratios == {131_072: (16 * 4096 + 131_072) / (32 * 131_072),             # 0.046875
+                          1_048_576: (16 * 4096 + 1_048_576) / (32 * 1_048_576)}       # 0.0332 -> 1/32
+    assert lay.contexts == sorted(lay.contexts) and lay.contexts[0] == 1024 and lay.contexts[-1] == 1_048_576
+
+
+def test_layouts_of_an_mla_model_compare_with_its_own_heads():
+    from models.kv_layouts import kv_layouts
+    lay = kv_layouts(PRESETS["DeepSeek-V2"], dtype="bf16", batch=2)
+    T = 131_072
+    at = {k: dict(zip(lay.contexts, v)) for k, v in lay.bytes.items()}
+    assert lay.mla_own and at["mla"][T] == kv_cache_bytes(PRESETS["DeepSeek-V2"], T, 2, "bf16") == 60 * 576 * T * 2 * 2
+    assert at["standard"][T] == 60 * 128 * (192 + 128) * T * 2 * 2      # 128 heads: key 128 + 64, value 128

@@ -15,6 +15,11 @@ def test_preset_and_config(page, server_url, shot):
     page.locator("#calc_seq input").fill("8192")                              # any field, right after opening
     page.locator("#calc_seq input").press("Enter")
     expect(summary).to_contain_text("KV cache: 1.00 GiB", timeout=15_000)     # 2·32·8·128·8192·2 B
+    # Regression: clicking a choice right after a number field (its blur starts a run) was dropped.
+    page.locator("#calc_attention input[value=eager]").check()              # the scores stored again
+    expect(summary).to_contain_text("34 + 5·32·8192/4096 = 354", timeout=15_000)
+    expect(page.locator("#calc_layouts_plot .js-plotly-plot")).to_be_visible()
+    expect(page.locator("#calc_layouts_plot")).to_contain_text("YOCO")
     page.locator("#calc_preset input").click()
     page.get_by_role("option", name="Mixtral-8x7B").click()
     expect(summary).to_contain_text("46,702,792,704", timeout=15_000)

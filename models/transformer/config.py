@@ -196,9 +196,11 @@ class TransformerConfig:
         >>> TransformerConfig(96, 4, 128, 4, 256, n_kv_heads=1).cache_elements_per_token()
         256
         """
+        from models.calculator import kv_elements                     # the app's one KV-cache formula
         if self.attention == "mla":
-            return self.n_layers * (self.kv_latent_dim + self.rope_dim)
-        return self.n_layers * self.n_kv_heads * (self.head_dim + self.v_head_dim)
+            return kv_elements(self.n_layers, kv_latent_dim=self.kv_latent_dim, rope_dim=self.rope_dim)
+        return kv_elements(self.n_layers, n_kv_heads=self.n_kv_heads, head_dim=self.head_dim,
+                           v_head_dim=self.v_head_dim)
 
     def is_moe_layer(self, layer: int) -> bool:
         return self.ffn == "moe" and layer >= self.moe_first_dense
