@@ -36,16 +36,9 @@ def merge_strings(*tables: dict[str, dict[str, str]]) -> dict[str, dict[str, str
 
 
 def build_i18n() -> gr.I18n:
-    """The app's ``gr.I18n``: the whole catalog of ``locales/``, plus the ``STRINGS`` tables of the
-    component modules whose text has not moved there yet."""
-    import importlib
-    import pkgutil
-
-    import components
+    """The app's ``gr.I18n``: the whole catalog of ``locales/``."""
     from locales import catalog
-    tables = [getattr(importlib.import_module(f"components.{info.name}"), "STRINGS", None)
-              for info in pkgutil.iter_modules(components.__path__)]
-    return gr.I18n(**merge_strings(catalog(), *(table for table in tables if table)))
+    return gr.I18n(**merge_strings(catalog()))
 
 
 def lang_of(request: gr.Request | None) -> str:

@@ -13,8 +13,8 @@ from gradio.i18n import I18nData
 import app
 import components
 import viz
-from components.common import user_errors
 from components.i18n import LOCALES, lang_of, merge_strings
+from components.wiring import guarded
 from models import device as dev
 from tests.conftest import ROOT
 
@@ -162,8 +162,8 @@ def test_on_gpu_with_spaces_wraps(monkeypatch):
     assert calls == [None, 45]
 
 
-def test_user_errors_bridge():
-    @user_errors
+def test_the_error_bridge():
+    @guarded
     def bad(kind):
         raise {"value": ValueError("k > E is not allowed"), "bug": KeyError("x")}[kind]
 
@@ -173,7 +173,7 @@ def test_user_errors_bridge():
         bad("bug")
     assert "Traceback" not in str(info.value)
 
-    @user_errors
+    @guarded
     def stream():
         yield 1
         raise ValueError("stopped at step 2")

@@ -21,16 +21,6 @@ NAN_COLOR = "#dc2626"         # red: NaN
 WEIGHT_SCALE = [[0.0, "#f7fbff"], [0.25, "#c6dbef"], [0.5, "#6baed6"], [0.75, "#2171b5"], [1.0, "#08306b"]]
 
 
-def tr(table: dict[str, dict[str, str]], key: str, lang: str) -> str:
-    """The text of ``key`` in ``lang``, English when the language is unknown (for the viz modules that
-    still keep a ``TEXT`` table; the others use :func:`locales.tr`).
-
-    >>> tr({"en": {"t": "Mask"}, "zh-CN": {"t": "掩码"}}, "t", "zh-CN")
-    '掩码'
-    """
-    return table.get(lang, table["en"]).get(key) or table["en"][key]
-
-
 def finite(values: Iterable[float]) -> list[float | None]:
     """Replace NaN and ±inf by ``None`` (a gap in plotly): nothing non-finite reaches a plot.
 
