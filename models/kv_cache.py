@@ -76,7 +76,8 @@ def mla_cache_bytes(n_layers: int, kv_latent_dim: int, rope_dim: int, seq_len: i
     >>> mla_cache_bytes(60, 512, 64, 4096) / 2**20
     270.0
     """
-    return int(n_layers * (kv_latent_dim + rope_dim) * seq_len * batch * bytes_per_elem)
+    from models.calculator import kv_elements
+    return int(kv_elements(n_layers, kv_latent_dim=kv_latent_dim, rope_dim=rope_dim) * seq_len * batch * bytes_per_elem)
 
 
 def cached_causal_mask(n_queries: int, n_keys: int, device: torch.device | str | None = None) -> torch.Tensor:
