@@ -116,8 +116,12 @@ def kv_generate(prompt: str = DEFAULT_PROMPT, attention: str = "mha", n_kv_heads
 
 def kv_scale(preset: str = DEFAULT_PRESET, context: int = DEFAULT_CONTEXT, batch: int = 1, dtype: str = "bf16",
              request: gr.Request = None) -> dict:
-    """The ``/kv_scale`` endpoint: a real model's cache on paper, the formula with its numbers."""
+    """The ``/kv_scale`` endpoint: a real model's cache on paper, the formula with its numbers, and the
+    same model's cache in four layouts (standard, sliding window, YOCO, MLA: the Calculator's)."""
+    from models.calculator import PRESETS as SPECS
     from models.kv_cache import scale_curves, scale_up
+    from models.kv_layouts import kv_layouts
+    from viz.calculator import layouts_figure, layouts_markdown
     from viz.kv import scale_figure, scale_markdown
 
     lang = lang_of(request)
@@ -127,7 +131,9 @@ def kv_scale(preset: str = DEFAULT_PRESET, context: int = DEFAULT_CONTEXT, batch
     contexts, curves = scale_curves(names, s.batch, dtype)
     fig = scale_figure(contexts, curves, preset, s.weights_bytes, s.crossover_tokens, s.seq_len, s.cache_bytes,
                        s.batch, dtype, lang)
-    return {"scale": fig, "scale_md": scale_markdown(s, lang)}
+    layouts = kv_layouts(SPECS[preset], dtype=dtype, batch=s.batch)
+    return {"scale": fig, "scale_md": scale_markdown(s, lang), "layouts": layouts_figure(layouts, lang),
+            "layouts_md": layouts_markdown(layouts, SPECS[preset], lang)}
 
 
 def first_draw(prompt: str = DEFAULT_PROMPT, attention: str = "mha", n_kv_heads: int = KV_N_HEADS,
@@ -198,6 +204,8 @@ def build() -> dict:
         with gr.Column(scale=3):
             ui.scale = gr.Plot(label=t("kv_scale_plot"), elem_id="kv_scale_plot")
             ui.scale_md = gr.Markdown(elem_id="kv_scale_md", latex_delimiters=[])
+            ui.layouts = gr.Plot(label=t("calc_layouts_plot"), elem_id="kv_layouts_plot")
+            ui.layouts_md = gr.Markdown(elem_id="kv_layouts_md", latex_delimiters=[])
     explain("kv_explain")
 
     plan_outputs = ("groups", "variant", "cache", "growth", "text", "device")
@@ -217,7 +225,7 @@ def build() -> dict:
                             **event(kv_generate, ui, ("text", "status", "cache", "growth", "device")))
     ui.stop.click(None, None, None, cancels=[run])
 
-    scale_outputs = ("scale", "scale_md")
+    scale_outputs = ("scale", "scale_md", "layouts", "layouts_md")
     gr.on([ui.preset.input, ui.context.submit, ui.context.blur, ui.batch.submit, ui.batch.blur, ui.dtype.input],
           api_name="kv_scale", show_progress="hidden", **event(kv_scale, ui, scale_outputs))
     return event(first_draw, ui, (*plan_outputs, *scale_outputs), show_progress="hidden")

@@ -35,7 +35,7 @@ def test_defaults_alone_answer_every_endpoint(client):
     groups, summary, cache, growth, text, device = client.predict(api_name="/kv_plan")
     assert "2 × 4 × 32 = 256 numbers" in summary                          # MHA: 4 KV heads of 32, K and V
     assert "preallocated for 223 positions" in plot_json(cache)["layout"]["title"]["text"]    # 24 + 200 − 1
-    fig, md = client.predict(api_name="/kv_scale")
+    fig, md, *_ = client.predict(api_name="/kv_scale")
     assert "**Llama-3-8B**" in md and "= **1,073,741,824 B" in md          # 2·32·8·128·8192·2 B = 1 GiB
     job = client.submit(api_name="/kv_generate")
     job.result(timeout=300)
@@ -101,7 +101,7 @@ def test_plan_mla_draws_the_latent_and_the_rope_key(client):
 
 @pytest.mark.parametrize("preset", ["Llama-2-7B", "Llama-3-8B", "Mistral-7B v0.1", "DeepSeek-V2"])
 def test_scale_formula_with_numbers_plugged_in_evaluates_to_the_calculator(client, preset):
-    fig, md = client.predict(preset=preset, context=32768, batch=2, dtype="fp16", api_name="/kv_scale")
+    fig, md, *_ = client.predict(preset=preset, context=32768, batch=2, dtype="fp16", api_name="/kv_scale")
     expected = calc_kv_cache_bytes(PRESETS[preset], 32768, 2, "fp16")
     plugged = re.search(r"= `([^`]+)` = \*\*([\d,]+) B", md)
     product = plugged.group(1).replace(" B", "").replace(",", "").replace("·", "*")
@@ -141,3 +141,16 @@ def test_bad_input_gives_a_clear_message_and_the_server_keeps_serving(client, ch
 def test_scale_bad_input(client, changes, message):
     with pytest.raises(AppError, match=re.escape(message)):
         client.predict(**changes, api_name="/kv_scale")
+
+
+def test_scale_up_shows_the_four_cache_layouts_of_the_preset(client):
+    """YOCO, sliding window and MLA beside the standard cache (issue: YOCO in the KV tab too).
+    Llama-3-8B, bf16: standard = 32 layers · 2·8·128 · T · 2 B; YOCO = 16·2048·min(T, 4096) + 2048·T
+    numbers, so YOCO / standard at 128K = (16·4096 + 131072) / (32·131072) = 0.046875."""
+    *_, layouts, md = client.predict(preset="Llama-3-8B", context=8192, batch=1, dtype="bf16", api_name="/kv_scale")
+    standard, sliding, yoco, mla = plot_json(layouts)["data"]
+    assert all(y == 32 * 2048 * x * 2 for x, y in zip(standard["x"], standard["y"]))
+    assert all(y == 32 * 2048 * min(x, 4096) * 2 for x, y in zip(sliding["x"], sliding["y"]))
+    assert all(y == (16 * 2048 * min(x, 4096) + 2048 * x) * 2 for x, y in zip(yoco["x"], yoco["y"]))
+    assert all(y == 32 * 576 * x * 2 for x, y in zip(mla["x"], mla["y"]))     # DeepSeek-V2's 512 + 64
+    assert "0.0469 at 128K" in md
