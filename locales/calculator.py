@@ -18,9 +18,9 @@ _FIELD_ZH = {
     "ffn_dim": "FFN 宽度（intermediate_size；0 = 4·d）", "ffn_type": "FFN 类型", "tied_embeddings": "输入输出嵌入共享",
     "learned_positions": "可学习位置表（GPT-2；0 = RoPE）", "norm": "归一化", "attn_bias": "注意力偏置", "mlp_bias": "FFN 偏置",
     "n_experts": "路由专家数（0 = 稠密）", "top_k": "每个词元的专家数（top-k）", "n_shared_experts": "共享专家数",
-    "expert_dim": "专家 FFN 宽度（moe_intermediate_size）", "first_dense_layers": "前几层为稠密（first_k_dense_replace）",
+    "expert_dim": "专家 FFN 宽度（moe_intermediate_size）", "first_dense_layers": "开头的稠密层数（first_k_dense_replace）",
     "kv_lora_rank": "KV 潜在秩（0 = 不用 MLA）", "q_lora_rank": "Q 潜在秩（0 = 无）", "qk_rope_head_dim": "RoPE 键维度",
-    "qk_nope_head_dim": "非 RoPE 的 q/k 维度", "v_head_dim": "V 头维度",
+    "qk_nope_head_dim": "不带 RoPE 的 q/k 维度", "v_head_dim": "值头维度",
 }
 
 STRINGS = {
@@ -163,15 +163,15 @@ STRINGS = {
     },
     "zh-CN": {
         "tab_calculator": "计算器",
-        "calc_intro": "精确计算真实模型的参数量、FLOPs 和显存。选择预设（数值来自各模型公开的 config.json），"
-                      "修改任意字段，或粘贴一个 config.json。展开任意数字即可看到代入数值的公式。",
+        "calc_intro": "精确计算真实模型的参数量、FLOPs 和显存。选择一个预设（数值来自各模型公开的 config.json），"
+                      "修改任意字段，或粘贴一个 config.json。展开任意数字，即可看到代入了具体数值的公式。",
         "calc_preset": "预设", "calc_custom": "自定义（已修改）", "calc_paste": "粘贴 config.json",
         "calc_json": "config.json", "calc_load": "载入配置", "calc_core": "架构",
         "calc_moe": "混合专家", "calc_mla": "多头潜在注意力（DeepSeek）",
         "calc_run": "运行设置", "calc_seq": "上下文长度（词元）", "calc_batch": "批大小",
         "calc_wdtype": "权重数据类型（推理）", "calc_kvdtype": "KV 缓存数据类型",
         "calc_tokens": "训练词元数 D", "calc_recipe": "训练配方（每个参数的字节数）",
-        "calc_recompute": "激活重计算", "calc_gpu": "GPU 显存（GiB）",
+        "calc_recompute": "激活值重计算", "calc_gpu": "GPU 显存（GiB）",
         "calc_verify": "用 PyTorch 核对（构建模型、分配缓存）",
         "calc_summary": "汇总", "calc_params_plot": "参数量", "calc_memory_plot": "显存",
         "calc_kv_plot": "KV 缓存",
@@ -181,19 +181,19 @@ STRINGS = {
         "calc_recipe_mixed_fp32_grads": "混合精度，fp32 梯度：2+4+4+8 = 18",
         "calc_recipe_fp32": "fp32 AdamW：权重 + 梯度 + Adam m、v = 4+4+8 = 16",
         "calc_recipe_adam_8bit": "8 位 Adam：bf16 权重 + 梯度 + fp32 主权重 + 8 位 m、v = 2+2+4+2 = 10",
-        "calc_recipe_mixed_bf16_source": "Rajbhandari 等 2020，ZeRO，§3.1：2Ψ + 2Ψ + KΨ，K = 12",
+        "calc_recipe_mixed_bf16_source": "Rajbhandari 等，2020，ZeRO，§3.1：2Ψ + 2Ψ + KΨ，K = 12",
         "calc_recipe_mixed_fp32_grads_source": "Megatron-LM 文档，分布式优化器：bf16 参数、fp32 梯度，18 字节",
         "calc_recipe_fp32_source": "Megatron-LM 文档，分布式优化器：fp32 参数、fp32 梯度，16 字节（无主权重副本）",
-        "calc_recipe_adam_8bit_source": "Dettmers 等 2022，8-bit Optimizers via Block-wise Quantization（bitsandbytes）",
-        "calc_attention": "注意力实现（影响激活）", "calc_c_eager": "普通实现（保存 a·s² 个分数）",
+        "calc_recipe_adam_8bit_source": "Dettmers 等，2022，8-bit Optimizers via Block-wise Quantization（bitsandbytes）",
+        "calc_attention": "注意力实现（影响激活值）", "calc_c_eager": "eager（普通实现，保存 a·s² 个分数）",
         "calc_c_flash": "FlashAttention（不保存分数）", "term_calc_attention": "注意力实现",
-        "calc_c_none": "不重计算", "calc_c_selective": "选择性", "calc_c_full": "完全",
+        "calc_c_none": "不重计算", "calc_c_selective": "选择性重计算", "calc_c_full": "完全重计算",
         "calc_explain": r"""
-**计数。** 每层包含注意力（Q 为 $d\cdot H\cdot h_d$，K 和 V 为 $2\,d\cdot n_{kv}\cdot h_d$，输出为 $H\cdot h_d\cdot d$）和 FFN（GELU MLP 为 $2\,d\,f$，SwiGLU 为 $3\,d\,f$：gate、up、down）。经典的 $12\,L\,d^2$ 按每层 $4d^2$ 的注意力和 $8d^2$ 的 FFN 计，不计嵌入。$4d$ 宽的 GELU MLP 是 $2\cdot d\cdot 4d = 8d^2$，宽 $8d/3$ 的 SwiGLU 也是（$3\cdot d\cdot 8d/3$）：对 Llama-2-7B（MHA，$f = 11008 \approx 8/3\cdot 4096$），它与非嵌入参数的偏差在 0.6% 以内。它不适用于 GQA/MQA/MLA（注意力更少）、宽度不是 $4d$（GELU）或 $8d/3$（SwiGLU）的 FFN、混合专家（每个专家都是一个 FFN），以及词表矩阵占主导的小模型。汇总会说明所选模型属于哪种情况。门控 FFN 不论激活函数都有 3 个矩阵：Gemma 的 GELU MLP 是门控的（GeGLU），Phi-2 的不是。混合专家模型的总参数包含所有专家，激活参数只算路由器选出的 top-$k$ 个。
+**计数。** 每层包含注意力（Q 为 $d\cdot H\cdot h_d$，K 和 V 共 $2\,d\cdot n_{kv}\cdot h_d$，输出为 $H\cdot h_d\cdot d$）和 FFN（GELU MLP 为 $2\,d\,f$，SwiGLU 为 $3\,d\,f$：gate、up、down）。经典的 $12\,L\,d^2$ 按每层 $4d^2$ 的注意力加 $8d^2$ 的 FFN 计算，不含嵌入。$4d$ 宽的 GELU MLP 是 $2\cdot d\cdot 4d = 8d^2$，宽 $8d/3$ 的 SwiGLU 也是（$3\cdot d\cdot 8d/3$）：对 Llama-2-7B（MHA，$f = 11008 \approx 8/3\cdot 4096$），它与非嵌入参数量的偏差在 0.6% 以内。它不适用于 GQA/MQA/MLA（注意力更少）、宽度不是 $4d$（GELU）或 $8d/3$（SwiGLU）的 FFN、混合专家（每个专家都是一个 FFN），以及词表矩阵占主导的小模型。汇总会说明所选模型属于哪种情况。门控 FFN 不论激活函数都有 3 个矩阵：Gemma 的 GELU MLP 是门控的（GeGLU），Phi-2 的不是。混合专家模型的总参数量包含所有专家，激活参数量只算路由器选出的 top-$k$ 个专家。
 
-**计算量。** 前向每个词元约 $2N$ FLOPs（每个权重一次乘加），再加上下文长度 $T$ 时注意力的 $2\,L\,T\,H\,(d_{qk}+d_v)$；反向是前向的两倍，所以训练约为前向的 3 倍。经典的 $6\,N\,D$（Kaplan 等 2020）用的是另一个 $N$：全部参数，包括嵌入，且不算注意力；这里的 3 × 前向不算输入嵌入（查表，没有乘法），但加上随 $T$ 增长的注意力。Llama-3-8B 在 4K 词元时两者相差约 7%；汇总给出所选模型的两个数。
+**计算量。** 前向每个词元约 $2N$ FLOPs（每个权重一次乘加），再加上下文长度 $T$ 时注意力的 $2\,L\,T\,H\,(d_{qk}+d_v)$；反向是前向的两倍，所以训练约为前向的 3 倍。经典的 $6\,N\,D$（Kaplan 等，2020）用的是另一个 $N$：全部参数，包括嵌入，且不算注意力；这里的 3 × 前向不算输入嵌入（查表，没有乘法），但加上随 $T$ 增长的注意力。Llama-3-8B 在 4K 词元时两者相差约 7%；汇总中给出所选模型的这两个数。
 
-**显存。** 推理：权重 × 每个权重的字节数，加上 KV 缓存 $2\,L\,n_{kv}\,h_d\,T\,B$ 个元素（$n_{kv}$ 取 `num_key_value_heads`，不是查询头数：GQA 会缩小缓存；MLA 只缓存一个秩为 $r_{kv}$ 的潜在向量和一个共享的 RoPE 键，没有因子 2）。训练时每个参数的字节数取决于配方：bf16 权重和梯度、fp32 主权重和 fp32 的 Adam $m$、$v$ 的混合精度：2 + 2 + 4 + 8 = **16**（ZeRO，Rajbhandari 等 2020）；梯度用 fp32：2 + 4 + 4 + 8 = 18（Megatron-LM）；纯 fp32 AdamW：4 + 4 + 8 = 16，没有主权重副本；8 位 Adam（Dettmers 等 2022）：2 + 2 + 4 + 2 = 10。激活按 Korthikanti 等 2022：每层 $s\,b\,h\,(34 + 5\,a\,s/h)$ 字节，按 GPT-3 块计算（MHA、$4h$ 宽的 GELU MLP、LayerNorm、dropout）。$5as/h$ 项是 $a\times s\times s$ 的注意力分数：FlashAttention 不保存它们，选择性重计算也不保存；完全重计算只保留每层的输入（$2sbh$）。SwiGLU 的 MLP 部分随宽度 $f$ 变化（gate、up 和它们的乘积三个 $f$ 宽的张量），GQA 保存的 K、V 更少，MoE 层要保存每个词元 $k$ 个专家的激活。
+**显存。** 推理：权重 × 每个权重的字节数，加上 KV 缓存 $2\,L\,n_{kv}\,h_d\,T\,B$ 个元素（$n_{kv}$ 取 `num_key_value_heads`，不是查询头数：GQA 会缩小缓存；MLA 只缓存一个秩为 $r_{kv}$ 的潜在向量和一个共享的 RoPE 键，没有因子 2）。训练时每个参数的字节数取决于配方。混合精度（bf16 权重和梯度、fp32 主权重、fp32 的 Adam $m$、$v$ 优化器状态）：2 + 2 + 4 + 8 = **16**（ZeRO，Rajbhandari 等，2020）；梯度用 fp32：2 + 4 + 4 + 8 = 18（Megatron-LM）；纯 fp32 AdamW：4 + 4 + 8 = 16，没有主权重副本；8 位 Adam（Dettmers 等，2022）：2 + 2 + 4 + 2 = 10。激活值按 Korthikanti 等（2022）：每层 $s\,b\,h\,(34 + 5\,a\,s/h)$ 字节，按 GPT-3 的块计算（MHA、$4h$ 宽的 GELU MLP、LayerNorm、dropout）。$5as/h$ 项是 $a\times s\times s$ 的注意力分数：FlashAttention 不保存它们，选择性重计算也不保存；完全重计算只保留每层的输入（$2sbh$）。SwiGLU 的 MLP 部分随宽度 $f$ 变化（gate、up 和它们的乘积三个 $f$ 宽的张量），GQA 保存的 K、V 更少，MoE 层要保存每个词元所选 $k$ 个专家的激活值。
 
 """,
         "calc_v_params_title": '各部分参数量',
@@ -202,7 +202,7 @@ STRINGS = {
         "calc_v_active": '每个词元激活',
         "calc_v_embedding": '嵌入',
         "calc_v_attention": '注意力',
-        "calc_v_ffn": '前馈网络',
+        "calc_v_ffn": 'FFN',
         "calc_v_experts": '路由专家',
         "calc_v_shared_experts": '共享专家',
         "calc_v_router": '路由器',
@@ -216,10 +216,10 @@ STRINGS = {
         "calc_v_gradients": '梯度',
         "calc_v_master": 'fp32 主权重',
         "calc_v_optimizer": 'Adam m、v',
-        "calc_v_activations": '激活',
+        "calc_v_activations": '激活值',
         "calc_v_gpu": '{n} 张 {gib} GiB GPU',
         "calc_v_gpu_line": "{n} 张 {gib:g} GiB GPU，按 {pct:.0f}% 可用 = {cap:.1f} GiB",
-        "calc_v_kv_title": '随上下文增长的 KV 缓存与权重',
+        "calc_v_kv_title": 'KV 缓存与权重：随上下文增长',
         "calc_v_context": '上下文长度（词元）',
         "calc_v_gib": 'GiB',
         "calc_v_crossover": '在 {t:,} 个词元时缓存 = 权重',
@@ -237,10 +237,10 @@ STRINGS = {
         "calc_v_real_cache": '实际分配的缓存张量',
         "calc_v_match": '✓ 相等',
         "calc_v_mismatch": '✗ 不同',
-        "calc_v_how_run": '这个配置足够小，可以直接运行：按此形状构建了本应用唯一的 Transformer（每个标签页运行的同一个模型），带真实权重，并对 {t} 个词元做了一次前向；缓存就是这次前向填充的那一个。',
-        "calc_v_how_meta": '按此形状在 PyTorch 的 meta 设备上构建了本应用唯一的 Transformer（只有形状，不占内存），并在那里为 {t} 个词元分配了它的 KV 缓存。',
+        "calc_v_how_run": '这个配置足够小，可以真正运行：按此形状构建了本应用各页共用的那个 Transformer，权重实际分配在内存中，并对 {t} 个词元做了一次前向；这里的缓存正是这次前向填充的。',
+        "calc_v_how_meta": '按此形状在 PyTorch 的 meta 设备上构建了本应用各页共用的那个 Transformer（只有形状，不占内存），并在同一设备上为 {t} 个词元分配了它的 KV 缓存。',
         "calc_v_run_built": 'Transformer，sum(p.numel())',
-        "calc_v_run_cache": '前向之后它的缓存',
+        "calc_v_run_cache": '一次前向后它的缓存',
         "calc_v_n_tokens": '{t} 个词元',
         "calc_layouts_plot": "KV 缓存布局：标准、滑动窗口、YOCO、MLA",
         "calc_v_layouts_title": "四种布局的 KV 缓存随上下文增长",
@@ -249,28 +249,28 @@ STRINGS = {
         "calc_v_layout_mla_ds": "按 DeepSeek-V2 尺寸的 MLA", "calc_v_cache_bytes": "缓存（字节）",
         "calc_v_h_layouts": "KV 缓存布局（YOCO）",
         "calc_v_layouts_value": "YOCO / 标准 = {r1:.4f}（128K 词元），{r2:.4f}（1M）",
-        "calc_s_layouts": "- 标准：L·e·T = {L}·{e}·T，e = {e_formula} 是每层每个词元缓存的数\n"
+        "calc_s_layouts": "- 标准：L·e·T = {L}·{e}·T，e = {e_formula} 是每层每个词元缓存的数值个数\n"
                           "- 滑动窗口（Mistral）：L·e·min(T, W) = {L}·{e}·min(T, {W})\n"
-                          "- YOCO（Sun 等 2024）：(L/2)·e·min(T, W) + e·T = {half}·{e}·min(T, {W}) + {e}·T："
+                          "- YOCO（Sun 等，2024）：(L/2)·e·min(T, W) + e·T = {half}·{e}·min(T, {W}) + {e}·T："
                           "先是 L/2 层滑动窗口的自解码器，再是所有 L/2 层交叉解码器共享的一份全局 K、V\n"
                           "- MLA：L·(r_kv + rope)·T = {L}·{mla}·T{mla_note}\n\n"
                           "均 × {batch} 个序列 × {bpe:g} 字节。YOCO / 标准 = ({half}·min(T, {W}) + T) / ({L}·T)："
                           "131,072 个词元时为 **{r1:.4f}**，1,048,576 个时为 **{r2:.4f}**；T 增大时趋于 1/L = {inv:.4f}。",
         "calc_s_mla_ds": "（这个模型没有 MLA：按 DeepSeek-V2 的 512 + 64 作比较）",
-        "calc_s_per_layer": "每层{part}：{formula}",
+        "calc_s_per_layer": "{part}（每层）：{formula}",
         "calc_s_topk": "{active}：{n} 个路由专家中的 top-{k}{shared}",
         "calc_s_shared": "，外加 {n} 个共享专家",
-        "calc_s_rule": '12·L·d² = 12·{L}·{d}² = {rule}，对比非嵌入参数 N = {n}（总数 − 输入嵌入 − 输出头）：偏差 {off:+.2f}%（相对总数 {off_total:+.1f}%）。这条经验公式按每层 4·d² 的注意力和 8·d² 的 FFN 计：4d 宽的 GELU MLP（2·d·4d）和宽 8/3·d 的 SwiGLU（3·d·8d/3）都是 8·d²。这里每层注意力 = {att:.2f}·d²，FFN = {ffn:.2f}·d²；嵌入占总数的 {emb:.1f}%。{verdict}',
+        "calc_s_rule": '12·L·d² = 12·{L}·{d}² = {rule}，对比非嵌入参数 N = {n}（总数 − 输入嵌入 − 输出头）：偏差 {off:+.2f}%（相对总数 {off_total:+.1f}%）。这条经验公式按每层 4·d² 的注意力加 8·d² 的 FFN 计算：4d 宽的 GELU MLP（2·d·4d）和宽 8/3·d 的 SwiGLU（3·d·8d/3）都是 8·d²。这里每层注意力 = {att:.2f}·d²，FFN = {ffn:.2f}·d²；嵌入占总数的 {emb:.1f}%。{verdict}',
         "calc_s_flops": '2·N_matmul + 2·L·T·H·(d_qk + d_v) = {matmul} + 2·{L}·{T}·{H}·({qk}+{v}) = {matmul} + {attention} = **{forward}**',
         "calc_s_train": "6·N·D = 6 · {N} · {D} = {C} FLOP",
         "calc_s_kv_mla_note": "MLA 每个词元只缓存一个潜在向量：没有因子 2",
         "calc_s_crossover": "在 {t:,} 个词元时缓存的字节数与权重相同",
         "calc_s_inference": "{weights} N·{dtype} = {w} B + {kv_cache} {kv} B；GPU 数 = ⌈总量 / ({gib} GiB · {usable})⌉",
         "calc_s_training": '每个参数 {bpp} 字节，{recipe}（{parts}）；出处：{source}。+ {activations}（{recompute}，{attention}）{act}',
-        "calc_s_activations": '激活按 Korthikanti 等 2022（式 1–2）：L·s·b·h·(34 + 5·a·s/h) 字节，按 16 位 GPT-3 块计算（MHA、4h 宽的 GELU MLP、LayerNorm、dropout）：每层注意力 11·s·b·h，MLP 19·s·b·h，归一化 4·s·b·h，注意力分数、softmax 及其 dropout 共 5·a·s²·b。这里：{L}·{s}·{b}·{h}·{factor} = {act} B（{how}）。不是 GPT-3 块时：SwiGLU FFN 要保存 gate、up 和它们的乘积，每个宽 f，所以 MLP 那部分随 f 而不是 4h 变化；GQA 只为 a 个头中的 n_kv 个存 K 和 V，减少 11·s·b·h 中的一部分；MoE 层要保存每个词元所选 top-k 个专家和路由器的激活，约为 FFN 那部分的 k 倍。',
+        "calc_s_activations": '激活值按 Korthikanti 等（2022，式 1–2）：L·s·b·h·(34 + 5·a·s/h) 字节，按 16 位的 GPT-3 块计算（MHA、4h 宽的 GELU MLP、LayerNorm、dropout）：每层注意力 11·s·b·h，MLP 19·s·b·h，归一化 4·s·b·h，注意力分数、softmax 及其 dropout 共 5·a·s²·b。这里：{L}·{s}·{b}·{h}·{factor} = {act} B（{how}）。不是 GPT-3 块时：SwiGLU FFN 要保存 gate、up 和它们的乘积，每个宽 f，所以 MLP 那部分随 f 而不是 4h 变化；GQA 只为 a 个头中的 n_kv 个存 K 和 V，减少 11·s·b·h 中的一部分；MoE 层要保存每个词元所选 top-k 个专家和路由器的激活值，约为 FFN 那部分的 k 倍。',
         "calc_s_act_none": '不重计算：34 + 5·a·s/h = 34 + 5·{a}·{s}/{h} = {factor}',
         "calc_s_act_flash": 'FlashAttention 从不保存 a×s×s 的分数（反向时分块重算）：34',
-        "calc_s_act_selective": '选择性重计算注意力分数：34',
+        "calc_s_act_selective": '选择性重计算（重算注意力分数）：34',
         "calc_s_act_full": '完全重计算，只保留每层的输入：2',
         "calc_s_verdict_holds": '所以它对这个模型成立，就像对 Llama-2-7B（MHA，SwiGLU 宽 11008 ≈ 8/3·4096）一样。',
         "calc_s_verdict_fails": '它在这里不成立：{reasons}。',
@@ -278,9 +278,9 @@ STRINGS = {
         "calc_s_why_ffn": 'FFN 的宽度不是 4d（GELU）或 8/3·d（SwiGLU）',
         "calc_s_why_moe": '混合专家每层有 {n} 个 FFN',
         "calc_s_why_vocab": '词表矩阵在这个小模型中占主导',
-        "calc_s_conventions": '两种约定。3 × 前向 = 每个词元 {three} FLOP，只算矩阵乘法，N = {n_matmul}（输入嵌入是查表，不算；输出头算在内），再加上 T = {T} 时注意力的 {attention} FLOP。6·N = {six} 用的 N = {n_all}，包括嵌入在内的全部参数，不算注意力。这里 3 × 前向 / 6·N = {ratio:.3f}（{pct:+.1f}%）：去掉 {emb} 个嵌入参数，加上注意力。',
-        "calc_err_heads_divide": "n_heads = {heads} 必须整除 d_model = {d}（或显式给出 head_dim）",
-        "calc_err_too_big": "{name}：超过 {limit:.0e} 个参数，超出了本计算器的范围",
+        "calc_s_conventions": '两种约定。3 × 前向 = 每个词元 {three} FLOP，只计矩阵乘法的参数，N = {n_matmul}（输入嵌入是查表，不算；输出头算在内），再加上 T = {T} 时注意力的 {attention} FLOP。6·N = {six} 用的 N = {n_all}，即包括嵌入在内的全部参数，且不算注意力。这里 3 × 前向 / 6·N = {ratio:.3f}（{pct:+.1f}%）：去掉 {emb} 个嵌入参数，加上注意力。',
+        "calc_err_heads_divide": "d_model = {d} 必须能被 n_heads = {heads} 整除（或显式给出 head_dim）",
+        "calc_err_too_big": "{name}：参数超过 {limit:.0e} 个，超出了本计算器的范围",
         "calc_err_dtype": "数据类型 = {value}：必须是 {choices} 之一，或 (0, 16] 内的字节数",
         "calc_err_paste": "请粘贴一个 config.json 的文本",
         "calc_err_json_long": "这个配置有 {n:,} 个字符：最多 {limit:,} 个",
@@ -290,7 +290,7 @@ STRINGS = {
         "calc_err_too_many_modules": "{name} 的模块太多，无法在这里构建（约 {linears:,} 个线性层；核对最多构建 {limit:,} 个）",
         "term_calc_seq_len": "上下文长度", "term_calc_batch": "批大小", "term_calc_weight_dtype": "权重数据类型",
         "term_calc_kv_dtype": "KV 缓存数据类型", "term_calc_train_tokens": "训练词元数",
-        "term_calc_recompute": "激活重计算",
+        "term_calc_recompute": "激活值重计算",
         "term_calc_recipe": "训练配方", "term_calc_gpu_gib": "GPU 显存（GiB）", "term_calc_usable": "GPU 可用比例",
     },
 }

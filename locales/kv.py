@@ -135,10 +135,10 @@ What to notice: switch MHA → GQA → MQA → MLA and the cache picture shrinks
         # widgets (components.kv)
         "tab_kv": "KV 缓存",
         "kv_intro": "一个小型 GPT（字符级，4 层，d = 128，4 个头，在本仓库中用 `data/corpus/en.txt` 训练）"
-                    "一边生成文本，一边让你看着它的 KV 缓存被填满。它同时进行两次解码（使用缓存和不用缓存，逐步交替），"
+                    "边写边让你看着它的 KV 缓存逐步填满。它同时做两次解码（用缓存和不用缓存，逐步交替进行），"
                     f"因此两种耗时都是实测的，两者的输出也可以对比。提示词 + 新词元 ≤ {KV_CONTEXT} 个字符。"
                     "带缓存的解码步骤仍要读取整个缓存，所以耗时随上下文增长（解码受内存带宽限制）；"
-                    "在这个玩具规模下增长很小，在真实模型的规模下它就是代价（见“讲解”）。",
+                    "在这个玩具规模下增长很小，到了真实模型的规模，这正是主要开销（见“讲解”）。",
         "kv_prompt": "提示词",
         "kv_attention": "注意力",
         "kv_mha": "MHA：每个头有自己的 K、V",
@@ -146,66 +146,66 @@ What to notice: switch MHA → GQA → MQA → MLA and the cache picture shrinks
         "kv_mqa": "MQA：所有头共用一组 K、V",
         "kv_mla": "MLA：共享的潜在向量（DeepSeek）",
         "kv_n_kv": "KV 头数 n_kv",
-        "kv_n_kv_info": "GQA 的组数；必须整除 4 个查询头（4 = MHA，1 = MQA）",
+        "kv_n_kv_info": "GQA 的组数；必须能整除查询头数 4（4 = MHA，1 = MQA）",
         "kv_latent": "MLA 潜在维度",
-        "kv_latent_info": f"kv_latent_dim；已训练：{KV_TRAINED_LATENT}；其他维度使用随机权重",
+        "kv_latent_info": f"kv_latent_dim；有训练好权重的宽度：{KV_TRAINED_LATENT}；其他宽度使用随机权重",
         "kv_new_tokens": "新词元数",
         "kv_temperature": "温度",
         "kv_temperature_info": "0 = 贪心；两次解码用同一随机种子采样",
         "kv_seed": "随机种子（采样）",
         "kv_generate": "生成",
         "kv_stop": "停止",
-        "kv_text": "目前的文本（提示词，然后是生成的部分）",
+        "kv_text": "目前的文本（提示词 + 生成的部分）",
         "kv_cache_plot": "缓存：层 × 缓存向量 × 位置",
         "kv_growth_plot": "字节数与每步耗时",
         "kv_groups_plot": "查询头及其读取的 K/V",
-        "kv_scale_heading": r"""### 按比例放大（纸上计算）
-对真实模型使用同一公式（计算器的预设和后端）：缓存有多大，以及在多长的上下文时超过权重。""",
+        "kv_scale_heading": r"""### 放大到真实规模（纸上计算）
+把同一公式用到真实模型上（沿用“计算器”页的预设和后端）：缓存会有多大，上下文多长时它会超过权重。""",
         "kv_preset": "模型",
         "kv_context": "上下文长度 T（词元）",
         "kv_batch": "批大小（序列数）",
         "kv_dtype": "缓存与权重的数据类型",
-        "kv_scale_plot": "KV 缓存与上下文长度",
+        "kv_scale_plot": "KV 缓存随上下文长度的变化",
         "kv_explain": r"""
 **缓存什么，为什么不缓存查询。** 位置 $t$ 的注意力需要 $t$ 的查询，以及 $0 \dots t$ 的键和值。因果模型中旧词元永远看不到新词元，所以之前词元的键和值不会再变：算一次、存起来，之后每一步只需计算最新词元的 $q, k, v$。最新的查询只用一次就丢弃，之后的步骤不再需要它，所以查询不缓存。
 
-**先预填充，再解码。** 提示词一次性处理完（*预填充*：很多词元同时计算，受算力限制，图中橙色菱形），并填满缓存；之后每个*解码*步骤只输入一个词元，关注所有已缓存的内容，再追加自己的 $k, v$。不用缓存时，每一步都要重新计算整个前缀，耗时随长度增长。使用缓存时，每步只计算一个词元的 $q, k, v$，但仍要**读取整个缓存**：每一层的 $T$ 个键和值。解码受内存带宽限制（从内存读出的每个数只参与约一次乘加），所以带缓存的每步耗时同样随 $T$ 线性增长，只是慢得多。这里的曲线看起来几乎是平的，是因为模型太小：整个缓存最多 2 MiB（MHA，512 个词元，fp32），权重 3.1 MiB，每步耗时主要是启动几十个小运算的固定开销。放大到真实模型，这个斜率就是代价：Llama-3-8B 用 bf16 在 H100（3.35 TB/s）上每步读取 15 GiB 权重约需 4.8 ms，每个已缓存的词元再加 128 KiB：8K 词元时多 0.3 ms，128K 时多 5.1 ms，此时每步耗时约为缓存为空时的两倍。这正是 GQA、MQA 和 MLA 缩小缓存的原因：不只是省内存，每一步要读的字节也更少。
+**先预填充，再解码。** 提示词一次性处理完（*预填充*：很多词元同时计算，受算力限制，图中橙色菱形），并填满缓存；之后每个*解码*步骤只输入一个词元，对所有已缓存的内容做注意力，再追加自己的 $k, v$。不用缓存时，每一步都要重新计算整个前缀，耗时随长度攀升。使用缓存时，每步只计算一个词元的 $q, k, v$，但仍要**读取整个缓存**：每一层的 $T$ 个键和值。解码受内存带宽限制（从内存读出的每个数只参与约一次乘加），所以带缓存的每步耗时同样随 $T$ 线性增长，只是慢得多。这里的曲线看起来几乎是平的，因为模型太小：整个缓存最多 2 MiB（MHA，512 个词元，fp32），权重 3.1 MiB，每步耗时主要是启动几十个小运算的固定开销。放大到真实模型，这个斜率就是主要开销：Llama-3-8B 用 bf16 在 H100（3.35 TB/s）上每步读取 15 GiB 权重约需 4.8 ms，每个已缓存的词元还要多读 128 KiB：8K 词元时多 0.3 ms，128K 时多 5.1 ms，此时每步耗时约为缓存为空时的两倍。这正是 GQA、MQA 和 MLA 缩小缓存的原因：不只是省内存，每一步要读的字节也更少。
 
-**带缓存的步骤，掩码右下对齐。** 有 $S$ 个键和 $T$ 个新查询（最后 $T$ 个位置）时，查询 $i$ 可以看到键 $0 \dots S-T+i$：因果三角位于 $T\times S$ 分数矩阵的右下角。`scaled_dot_product_attention(is_causal=True)` 在 $T \ne S$ 时按左上角对齐（查询 0 只能看到键 0），所以带缓存的步骤使用显式的右下对齐掩码（`torch.nn.attention.bias.causal_lower_right` 构造的也是它）。只有一个新词元时无需掩码。
+**带缓存的步骤，掩码右下对齐。** 有 $S$ 个键和 $T$ 个新查询（最后 $T$ 个位置）时，查询 $i$ 可以看到键 $0 \dots S-T+i$：因果三角位于 $T\times S$ 分数矩阵的右下角。`scaled_dot_product_attention(is_causal=True)` 在 $T \ne S$ 时按左上角对齐（查询 0 只能看到键 0），所以带缓存的步骤使用显式的右下对齐掩码（`torch.nn.attention.bias.causal_lower_right` 构造的正是同样的掩码）。只有一个新词元时无需掩码。
 
 **缓存的大小。** 每个词元、每层为每个 *KV 头* 缓存一个键和一个值：
 $$M = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot B \cdot s$$
-其中 $M$ 为字节数，$L$ 为层数，$T$ 为词元数，$B$ 为批大小（序列数），$s$ 为每个数的字节数。MHA 的 $n_{kv} = n_{heads}$；GQA 让一组查询头共享一个 K/V 头（每组 $n_{heads}/n_{kv}$ 个）；MQA 只保留一个。MLA（DeepSeek-V2）每层只缓存一个宽度为 $d_c$ 的潜在向量 $c_t$，每个头的 $K$、$V$ 都由它重建（$k = W_{UK} c$，$v = W_{UV} c$），外加一个所有头共享的小 RoPE 键：$L \cdot (d_c + d_R) \cdot T$ 个数，没有因子 2。解码时 $W_{UK}$ 可并入查询、$W_{UV}$ 可并入输出，注意力直接在缓存的潜在向量上计算（本模型正是这样做的）。
+其中 $M$ 为 $L$ 层、$T$ 个词元、$B$ 个序列（批大小）的总字节数，$s$ 为每个数的字节数。MHA 的 $n_{kv} = n_{heads}$；GQA 让一组查询头共享一个 K/V 头（每组 $n_{heads}/n_{kv}$ 个）；MQA 只保留一个。MLA（DeepSeek-V2）每层只缓存一个宽度为 $d_c$ 的潜在向量 $c_t$，每个头的 $K$、$V$ 都由它重建（$k = W_{UK} c$，$v = W_{UV} c$），外加一个所有头共享的小 RoPE 键：$L \cdot (d_c + d_R) \cdot T$ 个数，没有因子 2。解码时 $W_{UK}$ 可并入查询、$W_{UV}$ 可并入输出，注意力直接在缓存的潜在向量上计算（本模型正是这样做的）。
 
-**为什么要解耦的 RoPE 键。** RoPE 按位置旋转键；如果在 $W_{UK}$ 和 $c$ 之间插入旋转，$W_{UK}$ 就无法并入查询。因此位置信息由一个单独的小键 $k^R$（以及每个查询中对应的部分）承载，潜在向量保持与位置无关。
+**为什么 RoPE 键要解耦。** RoPE 按位置旋转键；如果 $W_{UK}$ 和 $c$ 之间夹着一次旋转，$W_{UK}$ 就无法并入查询。因此位置信息由一个单独的小键 $k^R$（以及每个查询中对应的部分）承载，潜在向量保持与位置无关。
 
-**预分配。** 本缓存一次性为提示词 + 新词元预留缓冲区，每步原地写入自己的切片（灰色 = 已预留、尚未写入）。用 `torch.cat` 追加会在每一步复制整个缓存。
+**预分配。** 本缓存一次性为提示词 + 新词元预留缓冲区，之后每步原地写入自己那一片（灰色 = 已预留、尚未写入）。用 `torch.cat` 追加会在每一步复制整个缓存。
 
-值得注意：依次切换 MHA → GQA → MQA → MLA，缓存图缩小（4 : 2 : 1，然后是 MHA 的 192/1024），字节数始终落在公式的直线上，带缓存的每步耗时在这个规模下几乎不变（放大后随 $T$ 增长，见上文），使用与不用缓存生成的文本完全相同（温度为 0 时是贪心解码；采样时两次解码使用同一组带种子的随机数）。放大到真实模型时，缓存会超过权重：Llama-2-7B（MHA）约在 2.6 万词元，Llama-3-8B（GQA-8）约在 12.3 万词元。
+观察要点：依次切换 MHA → GQA → MQA → MLA，缓存图随之缩小（4 : 2 : 1，然后是 MHA 的 192/1024），字节数始终落在公式的直线上，带缓存的每步耗时在这个规模下几乎不变（放大后随 $T$ 增长，见上文），用与不用缓存生成的文本完全相同（温度为 0 时是贪心解码；采样时两次解码使用同一组带种子的随机数）。放大到真实模型时，缓存会超过权重：Llama-2-7B（MHA）约在 2.6 万词元，Llama-3-8B（GQA-8）约在 12.3 万词元。
 """,
-        "kv_device_line": "{device} · 预填充 {prefill:.1f} ms · 使用缓存解码 {cached:.2f} ms/词元，不用缓存 {uncached:.2f} ms/词元 · 共 {tokens} 个词元",
+        "kv_device_line": "{device} · 预填充 {prefill:.1f} ms · 用缓存解码 {cached:.2f} ms/词元，不用缓存 {uncached:.2f} ms/词元 · 共 {tokens} 个词元",
         # figures and the text under them (viz.kv)
         "kv_fig_cache_title": "KV 缓存：预分配的 {capacity} 个位置已填入 {filled} 个 · {bytes}",
-        "kv_fig_cache_plan": "KV 缓存：为 {capacity} 个位置预分配（提示词 + 新词元 − 1），尚为空",
+        "kv_fig_cache_plan": "KV 缓存：为 {capacity} 个位置预分配（提示词 + 新词元 − 1），目前为空",
         "kv_fig_position": "序列中的位置（一个字符 = 一个词元）",
         "kv_fig_per_token": "每个词元缓存的数值个数，按层堆叠（满高 = MHA）",
         "kv_fig_layer": "第 {n} 层",
-        "kv_fig_prompt": "提示词 │ 生成",
+        "kv_fig_prompt": "提示词 │ 生成部分",
         "kv_fig_rms": "缓存向量的<br>均方根",
         "kv_fig_layout_mha": "每层为每个词元缓存：{rows}",
         "kv_fig_mha_height": "MHA 会占满整个高度",
         "kv_fig_bytes_title": "缓存字节数：实测与公式",
         "kv_fig_time_title": "每步耗时",
         "kv_fig_tokens_cached": "缓存中的词元数 T",
-        "kv_fig_context": "本步关注的词元数",
+        "kv_fig_context": "本步注意力覆盖的词元数",
         "kv_fig_bytes": "字节",
-        "kv_fig_ms": "每步毫秒",
+        "kv_fig_ms": "每步耗时（ms）",
         "kv_fig_measured": "实测：nbytes()",
         "kv_fig_formula": "公式 {formula}",
-        "kv_fig_with_cache": "使用缓存解码",
+        "kv_fig_with_cache": "用缓存解码",
         "kv_fig_prefill": "预填充",
         "kv_fig_without_cache": "不用缓存",
-        "kv_fig_speedup": "不用缓存 / 使用缓存：×{x:.1f}（最近 {n} 步）",
+        "kv_fig_speedup": "不用缓存 / 用缓存：×{x:.1f}（最近 {n} 步）",
         "kv_fig_press": "点击“生成”开始测量",
         "kv_fig_query": "查询头",
         "kv_fig_kv": "K/V 头",
@@ -213,8 +213,8 @@ $$M = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot B \cdot s$$
         "kv_fig_q": "Q{n}",
         "kv_fig_kvh": "K/V{n}",
         "kv_fig_per_layer": "每层每个词元缓存：{expr} = {n} 个数",
-        "kv_fig_vs_mha": "为 MHA（{mha}）的 {x}",
-        "kv_fig_untrained": "此架构没有训练好的权重：使用随机权重",
+        "kv_fig_vs_mha": "是 MHA（{mha} 个数）的 {x}",
+        "kv_fig_untrained": "这种形状没有训练好的检查点：使用随机权重",
         "kv_fig_scale_title": "KV 缓存随上下文增长（批大小 {batch}，{dtype}）",
         "kv_fig_scale_context": "上下文长度 T（词元）",
         "kv_fig_gib": "GiB",
@@ -225,8 +225,8 @@ $$M = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot B \cdot s$$
         "kv_fig_in_cache": "缓存中有 {t} 个词元",
         "kv_fig_bytes_ok": "{measured:,} B = {formula} = {expected:,} B ✓",
         "kv_fig_bytes_bad": "实测 {measured:,} B ≠ {formula} = {expected:,} B ✗",
-        "kv_fig_identical": "使用与不用缓存：到目前为止生成的词元完全相同 ✓",
-        "kv_fig_diverged": "使用与不用缓存：生成的词元不同 ✗",
+        "kv_fig_identical": "用与不用缓存：到目前为止生成的词元完全相同 ✓",
+        "kv_fig_diverged": "用与不用缓存：生成的词元出现了差异 ✗",
         "kv_fig_trained": "已训练的权重 `{name}`（验证损失 {loss:.3f} nats/字符）",
         "kv_fig_random": "`{name}` 没有训练好的权重：使用随机权重。生成的文字是噪声，但缓存、字节数和计时都是真实的",
         "kv_fig_s_shape": "{layers} 层 · {heads} 个查询头 · {kv} 个 KV 头（`num_key_value_heads`）· head_dim {hd}",
@@ -234,15 +234,15 @@ $$M = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot B \cdot s$$
         "kv_fig_s_cache": "KV 缓存",
         "kv_fig_s_per_token": "每个词元",
         "kv_fig_s_weights": "权重（{params:,} 个参数 × {b:g} B）",
-        "kv_fig_s_cross": "缓存超过权重的上下文长度",
+        "kv_fig_s_cross": "缓存超过权重的临界点为",
         "kv_fig_s_tokens": "个词元",
         "kv_fig_s_as_mha": "若为 MHA（n_kv = n_heads = {heads}）",
         "kv_fig_s_decompressed": "若缓存每个头解压后的 K（{k}）和 V（{v}）",
         "kv_fig_s_no2": "没有因子 2：K 和 V 都由同一个潜在向量重建",
-        "kv_fig_s_times": "为该缓存的 ×{x:.3g}",
+        "kv_fig_s_times": "是该缓存的 {x:.3g} 倍",
         # messages (models.kv_cache, models.generation, models.tiny_gpt)
         "kv_err_capacity": "缓存容量 = {capacity} 必须在 1 到上下文长度 {context} 之间",
-        "kv_err_cache_full": "缓存共 {capacity} 个位置：已填 {filled} 个，再放 {more} 个就放不下了",
+        "kv_err_cache_full": "缓存共 {capacity} 个位置：已填 {filled} 个，放不下再多 {more} 个",
         "kv_err_queries": "{queries} 个新查询需要满足 1 ≤ 查询数 ≤ 键数 = {keys}",
         "kv_err_empty_prompt": "提示词是空的：请至少输入一个字符",
         "kv_err_too_long": "提示词（{prompt} 个词元）加上 {new} 个新词元共 {total} 个：模型的上下文只有 {context} 个词元",

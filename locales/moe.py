@@ -150,9 +150,9 @@ STRINGS = {
         "moe_activations": "激活函数（门控类沿 a = b = x 取值）",
         "moe_act_relu": "ReLU", "moe_act_gelu": "GELU（精确）", "moe_act_gelu_tanh": "GELU（tanh 近似）",
         "moe_act_silu": "SiLU / Swish", "moe_act_geglu": "GEGLU", "moe_act_swiglu": "SwiGLU",
-        "moe_x_min": "x 起点", "moe_x_max": "x 终点", "moe_gated": "门控单元（二维 (a, b)）",
+        "moe_x_min": "x 起点", "moe_x_max": "x 终点", "moe_gated": "门控单元（在 (a, b) 平面上）",
         "moe_d_ffn": "d_model（FFN 的输入输出维度）",
-        "moe_multiple": "SwiGLU 隐藏维度向上取整到其倍数",
+        "moe_multiple": "SwiGLU 隐藏维度向上取整到此数的倍数",
         "moe_multiple_info": "Llama-2 用 256（d = 4096 → 11008）",
         "moe_act_plot": "激活函数及其导数", "moe_gated_plot": "门控单元在两个输入上的取值",
         "moe_sizes_plot": "参数量相同的稠密 FFN 与 SwiGLU",
@@ -164,57 +164,57 @@ STRINGS = {
         "moe_kind_swiglu": "SwiGLU（3 个矩阵，Mixtral）", "moe_kind_relu": "ReLU MLP（2 个矩阵，Switch）",
         "moe_use_capacity": "限制每个专家的容量", "moe_capacity": "容量因子 c（C = ⌈c·k·N/E⌉）",
         "moe_shared": "共享专家（始终激活，DeepSeekMoE）",
-        "moe_sharpness": "路由锐度（× 路由器权重）", "moe_skew": "路由器偏向专家 E1 的偏置",
+        "moe_sharpness": "路由器锐度（乘在路由器权重上）", "moe_skew": "路由器对专家 E1 的偏置",
         "moe_route_plot": "路由概率与专家负载", "moe_flow_plot": "被丢弃的分配",
-        "moe_loss_plot": "辅助损失，稠密与稀疏对比",
-        "moe_aux_coef": "辅助损失系数 α（0 = 不用）", "moe_z_coef": "z 损失系数",
+        "moe_loss_plot": "辅助损失；稠密与稀疏对比",
+        "moe_aux_coef": "辅助损失系数 α（0 = 不加）", "moe_z_coef": "z-loss系数",
         "moe_train_capacity": "训练时的容量因子", "moe_steps": "步数",
         "moe_train_seed": "随机种子（权重和批次）",
         "moe_compare": "同时训练一个没有辅助损失的对照模型（同一种子、同样的批次）",
         "moe_train_button": "开始训练", "moe_stop": "停止",
         "moe_train_status_idle": "点击**开始训练**：一个很小的 MoE 语言模型逐字符学习内置的英文文本，图表会实时更新。",
         "moe_train_load_plot": "每一步的专家负载", "moe_train_curves_plot": "负载均衡与损失",
-        "moe_train_chars_plot": "每个专家最终接收的内容",
+        "moe_train_chars_plot": "每个专家学会了接收哪些字符",
         "moe_ffn_explain": r"""
 **FFN。** 每个位置都经过 $\mathrm{FFN}(x) = W_{\mathrm{out}}\,\phi(W_{\mathrm{in}}\,x)$，原始 Transformer 的隐藏维度 $h = 4d$（两个矩阵，共 $2\cdot d\cdot 4d = 8d^2$ 个权重）。
 
-**激活函数**（左：$f$，右：由 `torch.autograd` 求出的 $f'$，测试中与解析式逐点核对）：
-- ReLU $\max(0, x)$：导数为 0 或 1（autograd 在 $x = 0$ 处取 0），所有负输入都"死"掉。
+**激活函数**（左：$f$；右：由 `torch.autograd` 求出的 $f'$，测试中已与解析式核对）：
+- ReLU $\max(0, x)$：导数为 0 或 1（autograd 在 $x = 0$ 处取 0），对所有负输入都“死”掉。
 - GELU $x\,\Phi(x)$（BERT、GPT-2）及其 tanh 近似 $\tfrac{x}{2}\big(1+\tanh(\sqrt{2/\pi}\,(x+0.044715x^3))\big)$：两条曲线相差不到 $10^{-3}$。
 - SiLU / Swish $x\,\sigma(x)$：光滑，$x<0$ 时略为负（在 $x\approx -1.28$ 处取最小值 $\approx -0.278$），$f'$ 会超过 1。
 
-**门控单元**（Shazeer 2020）：$\mathrm{SwiGLU}(x) = W_{down}\big(\mathrm{SiLU}(x W_{gate}) \odot x W_{up}\big)$；GEGLU 用 GELU。门控单元有*两个*输入：门输入 $a$ 和值分支 $b$，下图画出整个平面上的 $\mathrm{act}(a)\cdot b$。上面的曲线取对角线 $a = b = x$（门和值分支权重相同时的情形），即 $x\cdot\mathrm{act}(x)$：它像 $x^2$ 一样增长，这是普通激活函数做不到的。沿 $b = 1$（绿线）看到的就是激活函数本身。
+**门控单元**（Shazeer 2020）：$\mathrm{SwiGLU}(x) = W_{down}\big(\mathrm{SiLU}(x W_{gate}) \odot x W_{up}\big)$；GEGLU 用 GELU。门控单元接收*两个*数：门输入 $a$ 和值分支 $b$；下图画出整个平面上的 $\mathrm{act}(a)\cdot b$。上面的曲线取对角线 $a = b = x$（门与值分支共用同一权重时的情形），即 $x\cdot\mathrm{act}(x)$：它像 $x^2$ 一样增长，任何普通激活函数都不会这样。沿 $b = 1$（绿线）看到的就是激活函数本身。
 
-**参数量相同。** SwiGLU 有三个矩阵，参数量相同要求 $3\,d\,h = 2\cdot d\cdot 4d$，即 $h = \tfrac{8}{3}d$。Meta 的 Llama 代码先算 `int(2 * 4d / 3)`，再*向上*取整到 `multiple_of` 的倍数（Llama-2 为 256：$d=4096 \to 10922 \to 11008$）。柱状图中的两个数都来自用 PyTorch 实际构建的模块（在 meta 设备上：只有形状，不占内存）。
+**参数量相同。** SwiGLU 有三个矩阵，参数量相同要求 $3\,d\,h = 2\cdot d\cdot 4d$，即 $h = \tfrac{8}{3}d$。Meta 的 Llama 代码先算 `int(2 * 4d / 3)`，再*向上*取整到 `multiple_of` 的倍数（Llama-2 为 256：$d=4096 \to 10922 \to 11008$）。柱状图中的两个参数量都来自用 PyTorch 实际构建的模块（在 meta 设备上构建：只有形状，不占内存）。
 """,
         "moe_route_explain": r"""
-**路由。** 对每个词元 $x$：路由概率 $p = \mathrm{softmax}(x W_r)$（在 $E$ 个专家上），选出 top-$k$ 个专家，权重在这 $k$ 个上重新归一化（Mixtral），$y = \sum_{j \in \text{top-}k} w_j\,\mathrm{expert}_j(x)$ 再加上共享专家（始终激活，权重 1，DeepSeekMoE）。模块再加上残差：$x + y$。
+**路由。** 对每个词元 $x$：先算出 $E$ 个专家上的路由概率 $p = \mathrm{softmax}(x W_r)$，选出 top-$k$ 个专家，把它们的权重在这 $k$ 个之间重新归一化（Mixtral），再算 $y = \sum_{j \in \text{top-}k} w_j\,\mathrm{expert}_j(x)$ 加上共享专家的输出（始终激活，权重 1，DeepSeekMoE）。整个块再加上残差：$x + y$。
 
-**容量。** 容量因子为 $c$ 时，每个专家最多接收 $C = \lceil c\cdot k\cdot N/E \rceil$ 个分配（$c = 1$：恰好是均衡时的份额）。优先级（GShard）：所有词元的第一选择先于任何词元的第二选择，同一名次内按词元顺序。被丢弃的分配没有任何贡献；所有选择都被丢弃的词元得到 $y = 0$，通过残差原样传下去（桑基图右侧零处的红色 ✕）。
+**容量。** 容量因子为 $c$ 时，每个专家最多接收 $C = \lceil c\cdot k\cdot N/E \rceil$ 个分配（$c = 1$：恰好是均衡时的份额）。优先级（GShard）：先满足所有词元的第一选择，再处理任何词元的第二选择；同一顺位内按词元顺序。被丢弃的分配没有任何贡献；所有选择都被丢弃的词元得到 $y = 0$，只经残差原样传下去（桑基图右侧零值处的红色 ✕）。
 
-**Switch 负载均衡损失** $\;\mathcal{L}_{aux} = E\sum_i f_i\,P_i$，$f_i$ 为选择专家 $i$ 的词元比例（在各自的 top-$k$ 中，$\sum_i f_i = k$），$P_i$ 为专家 $i$ 的平均路由概率。均衡时（$f_i = k/E$，$P_i = 1/E$）等于 $k$；所有词元以概率 1 去同一批专家时等于 $E$。$f$ 是计数（没有梯度），梯度经由 $P$ 传递，把概率从过载的专家那里拉走。拖动*路由器偏向 E1 的偏置*，看它向 $E$ 攀升。
+**Switch 负载均衡损失** $\;\mathcal{L}_{aux} = E\sum_i f_i\,P_i$，$f_i$ 为把专家 $i$ 选入自己 top-$k$ 的词元比例（$\sum_i f_i = k$），$P_i$ 为专家 $i$ 的平均路由概率。均衡时（$f_i = k/E$，$P_i = 1/E$）等于 $k$；所有词元都以概率 1 选同一批专家时等于 $E$。$f$ 是计数（没有梯度），梯度经由 $P$ 回传，把概率从过载的专家身上移走。拖动*路由器对专家 E1 的偏置*，看它向 $E$ 攀升。
 
-**路由 z 损失**（ST-MoE）$\;\mathcal{L}_z = \frac{1}{N}\sum_t \big(\log\sum_i e^{z_{t,i}}\big)^2$ 让 logits 保持较小（在 bf16 下数值稳定）；logits 全为 0 时它等于 $(\ln E)^2$。*路由锐度*缩放 logits，z 损失随之增大。
+**路由器 z-loss**（ST-MoE）$\;\mathcal{L}_z = \frac{1}{N}\sum_t \big(\log\sum_i e^{z_{t,i}}\big)^2$ 让 logits 保持较小（在 bf16 下数值稳定）；logits 全为 0 时它等于 $(\ln E)^2$。*路由器锐度*会放大 logits，z-loss 随之增大。
 
-**稠密与稀疏。** 该层存有 $E$ 个专家，但每个词元只用到其中 $k$ 个（加上路由器和共享专家）：计算量相当于宽度为 $k\cdot h$ 的稠密 FFN，参数量却是它的 $E/k$ 倍。所有计数都来自实际构建的模块。
+**稠密与稀疏。** 该层存有 $E$ 个专家，但每个词元只用到其中 $k$ 个（另加路由器和共享专家）：计算量相当于宽度为 $k\cdot h$ 的稠密 FFN，参数量却是它的 $E/k$ 倍。所有计数都来自实际构建的模块。
 """,
         "moe_train_explain": r"""
-**训练过程。** 一个用混合专家代替 FFN 的小 Transformer（即本应用唯一的 Transformer：一个 pre-norm 模块，先是带 RoPE 的因果自注意力，2 个头，$d = 32$，再是 SwiGLU 专家组成的 MoE 层，$h = 64$）学习预测内置英文文本的下一个字符；每步 2,048 个词元，AdamW。损失 $= \mathcal{L}_{task} + \alpha\,\mathcal{L}_{aux} + \beta\,\mathcal{L}_z$。top-1 使用 Switch 的门（权重就是 $p$；若对单个权重重新归一化，它恒为 1，路由器就无法从任务中学习）；top-$k \ge 2$ 重新归一化（Mixtral）。对照模型从相同的权重出发、看到相同的批次，只是 $\alpha = 0$。
+**训练过程。** 一个用混合专家层代替 FFN 的小 Transformer（即本应用各页共用的那个 Transformer：一个 Pre-LN 块，先是带 RoPE 的因果自注意力，2 个注意力头，$d = 32$，然后是由 SwiGLU 专家组成的 MoE 层，$h = 64$）学习预测内置英文文本的下一个字符；每步 2,048 个词元，AdamW。损失 $= \mathcal{L}_{task} + \alpha\,\mathcal{L}_{aux} + \beta\,\mathcal{L}_z$。top-1 采用 Switch 的门控（权重就是 $p$ 本身；若对单个权重重新归一化，它恒为 1，路由器就无法从任务损失中学到任何东西）；top-$k \ge 2$ 重新归一化（Mixtral）。对照模型从相同的权重出发、看到相同的批次，只是 $\alpha = 0$。
 
-**看什么。** 没有辅助损失时路由会坍缩：早期多分到词元的专家学得更快、更有用，任务梯度又把更多词元送给它（热力图中的亮行）。$\alpha = 0.05$ 时负载趋于均衡，辅助损失也更低，任务损失几乎不变：图表上方的表格给出每次运行实测的负载变异系数（最后 10 步的平均）。最后一张图显示每个专家最终接收了哪些字符。
+**观察要点。** 没有辅助损失时路由会坍缩：早期多分到词元的专家学得更快、变得更有用，任务梯度又把更多词元送给它（热力图中的亮行）。$\alpha = 0.05$ 时负载趋于均衡，辅助损失更低，任务损失则几乎不变：图表上方的表格给出每次运行实测的负载变异系数（最后 10 步的均值）。最后一张图显示每个专家最终接收了哪些字符。
 
 **负载变异系数** = 每个专家词元数的标准差 / 均值：均衡时为 0，所有词元都去同样 $k$ 个专家时为 $\sqrt{E/k - 1}$（$E=8$、$k=1$ 时为 2.65）。
 """,
         # figures (viz.moe)
         "moe_fig_wait_load": "点击“开始训练”：每个专家分到的词元比例会逐步出现在这里",
-        "moe_fig_wait_curves": "……这里是负载的变异系数、辅助损失和任务损失",
+        "moe_fig_wait_curves": "……这里则是负载变异系数、辅助损失和任务损失",
         "moe_fig_wait_chars": "训练结束后：每个专家接收了哪些字符",
         "moe_fig_act_values": "f(x)", "moe_fig_act_derivs": "f′(x)（自动求导）", "moe_fig_x": "x",
         "moe_fig_relu": "ReLU", "moe_fig_gelu": "GELU（精确，x·Φ(x)）", "moe_fig_gelu_tanh": "GELU（tanh 近似）", "moe_fig_silu": "SiLU / Swish",
         "moe_fig_geglu": "GEGLU 取 a = b = x：x·GELU(x)", "moe_fig_swiglu": "SwiGLU 取 a = b = x：x·SiLU(x)",
         "moe_fig_gated_title": "{name}(a, b) = {act}(a) · b，横轴为门输入 a，纵轴为值分支 b",
-        "moe_fig_gate_a": "门的预激活 a = x·W_gate", "moe_fig_value_b": "值分支 b = x·W_up",
-        "moe_fig_diagonal": "a = b（上图画的切片）", "moe_fig_b_one": "b = 1：激活函数本身",
+        "moe_fig_gate_a": "门控的预激活值 a = x·W_gate", "moe_fig_value_b": "值分支 b = x·W_up",
+        "moe_fig_diagonal": "a = b（即上图画出的切片）", "moe_fig_b_one": "b = 1：激活函数本身",
         "moe_fig_sizes_title": "d = {d:,}：稠密 GELU FFN（h = 4d）对比 SwiGLU（h = 8/3·d → {h:,}，{m:,} 的倍数）",
         "moe_fig_dense": "稠密 GELU，h = {h:,}", "moe_fig_exact": "SwiGLU，h = 8/3·d = {h:.1f}", "moe_fig_rounded": "SwiGLU，h = {h:,}",
         "moe_fig_in": "W_in", "moe_fig_out": "W_out", "moe_fig_gate": "W_gate", "moe_fig_up": "W_up", "moe_fig_down": "W_down", "moe_fig_weights": "权重数",
@@ -225,15 +225,15 @@ STRINGS = {
         "moe_fig_flow_title": "分配的去向：{total} 个中丢弃 {dropped} 个",
         "moe_fig_choice": "第 {r} 选", "moe_fig_residual": "丢弃 → 只走残差", "moe_fig_routed_norm": "每个词元的 ‖路由输出‖ / ‖x‖",
         "moe_fig_slots_all": "{k} 个槽位全部保留", "moe_fig_slots_some": "部分被丢弃", "moe_fig_slots_none": "全部丢弃：y = x + 0",
-        "moe_fig_loss_title": "辅助损失 {aux:.3f}（均衡 {k}，坍缩 {E}）· z 损失 {z:.3f}",
+        "moe_fig_loss_title": "辅助损失 {aux:.3f}（均衡 {k}，坍缩 {E}）· z-loss {z:.3f}",
         "moe_fig_aux": "辅助损失 = E·Σ f·P", "moe_fig_aux_balanced": "均衡 = k", "moe_fig_aux_collapsed": "坍缩 = E",
         "moe_fig_params": "参数量", "moe_fig_flops": "每个词元的 FLOPs", "moe_fig_moe_total": "MoE，全部专家",
-        "moe_fig_moe_active": "MoE，每个词元激活", "moe_fig_dense_eq": "激活规模相同的稠密 FFN",
+        "moe_fig_moe_active": "MoE，每个词元激活的部分", "moe_fig_dense_eq": "激活规模相同的稠密 FFN",
         "moe_fig_train_load_title": "训练过程中每个专家分到的份额",
         "moe_fig_run_aux": "辅助损失系数 {c:g}", "moe_fig_run_no_aux": "无辅助损失（对照模型，同一种子）",
-        "moe_fig_step": "步数", "moe_fig_share": "份额",
+        "moe_fig_step": "步", "moe_fig_share": "份额",
         "moe_fig_curves_cv": "负载变异系数（std/mean；0 = 均衡）", "moe_fig_curves_aux": "辅助损失（虚线：k = 均衡；E = 坍缩）",
-        "moe_fig_curves_task": "任务损失（每个字符的 nats）",
+        "moe_fig_curves_task": "任务损失（nats/字符）",
         "moe_fig_chars_title": "训练结束时每个专家接收的内容：各字符的词元分给各专家的比例",
         "moe_fig_char": "当前字符",
         # server-built text (components.moe)
@@ -241,9 +241,9 @@ STRINGS = {
                         "向上取整到 {m:,} 的倍数：**{h:,}**。稠密 FFN：2·d·4d = **{dense:,}** 个权重；"
                         "SwiGLU：3·d·h = **{swiglu:,}**（{change:+.2%}）。",
         "moe_route_md": "{n} 个词元 × k = {k} → {assignments} 个分配 · 容量 C = {capacity} · 丢弃 **{dropped}** · "
-                        "辅助损失 **{aux:.4f}**（均衡 {k}，坍缩 {E}）· z 损失 **{z:.4f}** · 参数：全部 {total:,}，"
+                        "辅助损失 **{aux:.4f}**（均衡 {k}，坍缩 {E}）· z-loss **{z:.4f}** · 参数量：总计 {total:,}，"
                         "每个词元激活 {active:,}（{share:.1%}），同等激活规模的稠密 FFN {dense:,}",
-        "moe_train_head": "第 **{step} / {steps}** 步（最后 {n} 步的平均）",
+        "moe_train_head": "第 **{step} / {steps}** 步（最后 {n} 步的均值）",
         "moe_train_cols": "| 运行 | 负载变异系数 | 辅助损失 | 任务损失 | 丢弃 |",
         "moe_train_row": "| {run} | {cv:.3f} | {aux:.3f} | {task:.3f} | {dropped:.1%} |",
         "moe_train_run_aux": "α = {c:g}",
@@ -251,7 +251,7 @@ STRINGS = {
         # messages (models.ffn, models.moe, models.moe_explore, models.moe_train)
         "moe_err_no_activation": "请至少选择一个激活函数（可选：{choices}）",
         "moe_err_x_order": "x 起点 = {x_min} 必须小于 x 终点 = {x_max}",
-        "moe_err_top_k": "top-k = {top_k} 不能超过专家数 {experts}：一个词元选不出比专家总数更多的专家",
+        "moe_err_top_k": "top-k = {top_k} 不能超过专家数 {experts}：一个词元不可能选出比现有专家更多的专家",
         "moe_err_capacity": "容量因子 = {value}：必须大于 0（或关闭，不限容量）",
         "moe_err_text_type": "文本必须是字符串",
         "moe_err_text_chars": "文本有 {chars:,} 个字符：最多 {max:,} 个",
@@ -272,9 +272,9 @@ STRINGS = {
         "term_moe_expert_kind": "专家 FFN",
         "term_moe_capacity": "容量因子",
         "term_moe_shared": "共享专家数",
-        "term_moe_sharpness": "路由锐度",
-        "term_moe_skew": "路由器偏向 E1 的偏置",
+        "term_moe_sharpness": "路由器锐度",
+        "term_moe_skew": "路由器对 E1 的偏置",
         "term_moe_aux_coef": "辅助损失系数",
-        "term_moe_z_coef": "z 损失系数",
+        "term_moe_z_coef": "z-loss系数",
     },
 }

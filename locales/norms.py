@@ -25,17 +25,17 @@ EXPLAIN_ZH = r"""**归一化的两个位置。** 子层 $F$（注意力或 FFN�
 
 $$\text{Post-LN: } x_{l+1}=\mathrm{Norm}\big(x_l+F(x_l)\big)\qquad\qquad \text{Pre-LN: } x_{l+1}=x_l+F\big(\mathrm{Norm}(x_l)\big)$$
 
-Sandwich-LN（CogView）在 $F$ 的输出上再加一个 Norm：$x+\mathrm{Norm}(F(\mathrm{Norm}(x)))$；DeepNorm（DeepNet）保留 Post-LN，但放大残差：$\mathrm{Norm}(\alpha x+F(x))$，对 $M$ 层的解码器取 $\alpha=(2M)^{1/4}$，并把值、输出和 FFN 的权重初始化缩小为 $\beta=(8M)^{-1/4}$ 倍。
+Sandwich-LN（CogView）在 $F$ 的输出上再加一个 Norm：$x+\mathrm{Norm}(F(\mathrm{Norm}(x)))$；DeepNorm（DeepNet）保留 Post-LN，但给残差更大的权重：$\mathrm{Norm}(\alpha x+F(x))$，对 $M$ 层的解码器取 $\alpha=(2M)^{1/4}$，并把值、输出和 FFN 的权重在初始化时乘以 $\beta=(8M)^{-1/4}$（即缩小）。
 
-**梯度上界（Xiong 等 2020，定理 1）。** 在 Xavier 初始化下，最后一个 FFN 权重 $W^{2,L}$ 的梯度满足
+**梯度上界（Xiong 等，2020，定理 1）。** 在 Xavier 初始化下，最后一个 FFN 权重 $W^{2,L}$ 的梯度满足
 
-$$\Big\|\frac{\partial \mathcal L}{\partial W^{2,L}}\Big\|_F = O\big(d\sqrt{\ln d}\big)\ \text{（Post-LN）},\qquad O\Big(d\sqrt{\tfrac{\ln d}{L}}\Big)\ \text{（Pre-LN）}.$$
+$$\Big\|\frac{\partial \mathcal L}{\partial W^{2,L}}\Big\|_F = O\big(d\sqrt{\ln d}\big)\ \text{(Post-LN)},\qquad O\Big(d\sqrt{\tfrac{\ln d}{L}}\Big)\ \text{(Pre-LN)}.$$
 
-Pre-LN 的残差流不断增大（$\|x_l\|^2$ 大约随 $l$ 线性增长，见残差流 RMS 子图），最后的 Norm 把梯度除以 $\|x_L\|$；每层的梯度按 $1/\|x_l\|$ 缩放，所以从底层到顶层*缓慢下降*，并随深度按 $1/\sqrt L$ 缩小（见深度扫描）。NormFormer（Shleifer 等，2021）也观察到：Pre-LN 中靠前的层梯度比靠后的层大；Xiong 等所说的“各层相同”对按残差流归一化后的梯度成立。Post-LN 每层的输出都被归一化，没有任何量随深度缩小，而反向传播每经过一个 Norm，梯度都要除以 $x+F(x)$ 的标准差：最大的梯度集中在靠近输出的层，并且加层也不会变小。
+Pre-LN 的残差流逐层增大（$\|x_l\|^2$ 大约随 $l$ 线性增长，见残差流 RMS 子图），最后的 Norm 把梯度除以 $\|x_L\|$；每层的梯度按 $1/\|x_l\|$ 缩放，所以从底层到顶层*缓慢下降*，并随深度按 $1/\sqrt L$ 缩小（见深度扫描）。NormFormer（Shleifer 等，2021）也报告了同样的现象：Pre-LN 中靠前的层梯度比靠后的层大；Xiong 等所说的“各层相同”对按残差流归一化后的梯度成立。Post-LN 每层的输出都被归一化，没有任何量随深度缩小，而反向传播每经过一个 Norm，梯度都要除以 $x+F(x)$ 的标准差：最大的梯度集中在靠近输出的层，层数增加时也不会变小。
 
-**为什么需要预热。** Adam 每一步让每个权重移动大约一个学习率，与梯度大小无关。Post-LN 的输出强烈依赖每一层的分支，初始化时就用满步长会把模型推入糟糕的区域：这里它停在只会猜字母频率的损失（在附带的文本上 ≈ 3.0 nats）。预热让最初几步足够小，直到梯度稳定；Pre-LN 的恒等通路让它不需要预热也能训练。试试 2·10⁻³（Post-LN 会恢复）或极大的学习率（注意发散：它会被报告出来，而不会画成 NaN）。
+**为什么需要预热。** Adam 每一步让每个权重移动大约一个学习率的距离，与梯度大小无关。Post-LN 的输出强烈依赖每一层的分支，一开始就按完整的学习率更新，会把模型推进糟糕的区域：这里它停在只会按字母频率猜测的损失水平（在内置文本上 ≈ 3.0 nats）。预热让最初几步足够小，直到梯度稳定下来；Pre-LN 有恒等通路，不预热也能训练。试试 2·10⁻³（Post-LN 会恢复）或一个极大的学习率（留意发散：发散会被报告出来，但不会画进图里）。
 
-**这里的模型。** 一个仅解码器的字符级模型：嵌入 $\sim\mathcal N(0,1)$ 加正弦位置编码，因果注意力和宽度 $4d$ 的 ReLU FFN，Xavier 正态初始化（$W_Q,W_K,W_V$ 的增益为 $1/\sqrt2$，与 fairseq 相同），偏置为零，在语料的一个带种子的批次上对下一个字符的交叉熵做一次反向传播。用同一个种子构建的 Post-LN 和 Pre-LN 权重完全相同。
+**这里的模型。** 一个仅解码器的字符级模型：嵌入 $\sim\mathcal N(0,1)$ 加正弦位置编码，因果注意力和宽度 $4d$ 的 ReLU FFN，权重用 Xavier 正态初始化（$W_Q,W_K,W_V$ 的增益为 $1/\sqrt2$，与 fairseq 相同），偏置为零；在语料中按种子抽取的一个批次上，对下一个字符的交叉熵做一次反向传播。用同一个种子构建的 Post-LN 和 Pre-LN 权重完全相同。
 
 **归一化本身。** LayerNorm：对每个词元在其特征上计算 $(x-\mu)/\sqrt{\sigma^2+\epsilon}$。RMSNorm：$x/\sqrt{\overline{x^2}+\epsilon}$，不减均值（Llama）。BatchNorm：对每个特征在整个批次上计算，会把不同样本混在一起；每次重绘都会把我们的 LayerNorm 和 RMSNorm 与 `torch.nn.LayerNorm`、`torch.nn.RMSNorm` 对照检查。
 """
@@ -170,7 +170,7 @@ STRINGS = {
     "zh-CN": {
         # labels of the widgets
         'tab_norms': '归一化',
-        'norm_intro': 'GPT-2 为什么挪动了 LayerNorm？把归一化放在不同位置搭出一叠 Transformer 块，真实测量初始化时一次反向传播得到的梯度；再训练四个小模型，看没有预热的 Post-LN 如何停滞。',
+        'norm_intro': 'GPT-2 为什么挪动了 LayerNorm？把归一化放在不同位置，搭出一摞 Transformer 块，实际测量初始化时一次反向传播得到的梯度；再训练四个小模型，看没有预热的 Post-LN 如何停滞。',
         'norm_init_heading': '### 1 · 初始化时的梯度',
         'norm_layers': '层数 L',
         'norm_width': '宽度 d_model',
@@ -191,7 +191,7 @@ STRINGS = {
         'norm_sweep': '扫描深度（1 … L 层）',
         'norm_sweep_plot': '最顶层梯度随深度的变化',
         'norm_train_heading': '### 2 · 训练中：Post-LN 与 Pre-LN，有无预热',
-        'norm_train_intro': '四个字符级模型（6 层，d = 64）在随附的英文文本上用 Adam 训练，从相同的权重出发、使用相同的批次，逐步交替进行。不做梯度裁剪。',
+        'norm_train_intro': '四个字符级模型（6 层，d = 64）在内置的英文文本上用 Adam 训练：从相同的权重出发，使用相同的批次，逐步交替进行。不做梯度裁剪。',
         'norm_lr': '学习率（Adam）',
         'norm_steps': '步数',
         'norm_warmup': '预热步数（从 0 线性增加）',
@@ -200,7 +200,7 @@ STRINGS = {
         'norm_stop': '停止',
         'norm_train_plot': '每步的损失和梯度范数',
         'norm_train_status': '进度',
-        'norm_axes_heading': '### 3 · 归一化本身：各自在哪个轴上求平均',
+        'norm_axes_heading': '### 3 · 归一化本身：各自沿哪个轴求平均',
         'norm_axes_batch': '批次样本数 B',
         'norm_axes_tokens': '词元数 T',
         'norm_axes_features': '特征数 F',
@@ -209,7 +209,7 @@ STRINGS = {
         'norm_axes_t': '词元',
         'norm_axes_f': '特征',
         'norm_axes_plot': '归一化分组',
-        'norm_summary': '图中可以看到',
+        'norm_summary': '图中所示',
         # figures and the text beside them (viz/norms.py)
         'norm_fig_wait_grads': '正在测量梯度：每种放置方式一次反向传播……',
         'norm_fig_wait_sweep': '点击“扫描深度”：L = 1 … L 时最顶层的梯度会逐个出现在这里',
@@ -227,7 +227,7 @@ STRINGS = {
         'norm_fig_layer': '层（1 = 最底层）',
         'norm_fig_grad': '‖∇W‖_F',
         'norm_fig_grads_title': '初始化时一次反向传播的梯度范数（{norm}，{layers} 层，d = {d}）',
-        'norm_fig_sweep_title': '随深度增加，最顶层 FFN 输出的梯度',
+        'norm_fig_sweep_title': '随深度增加，最顶层 FFN 输出权重的梯度',
         'norm_fig_depth': '层数 L',
         'norm_fig_top_grad': '最顶层的 ‖∇W₂‖',
         'norm_fig_ref_sqrt': '∝ 1/√L（Pre-LN，定理 1）',
@@ -238,16 +238,16 @@ STRINGS = {
         'norm_fig_warmup': '有预热',
         'norm_fig_no_warmup': '无预热',
         'norm_fig_train_title': '第 {step} / {steps} 步 · 学习率 {lr:g}，预热 {warmup} 步',
-        'norm_fig_diverged': '{what}：第 {step} 步',
+        'norm_fig_diverged': '第 {step} 步{what}',
         'norm_fig_input': '输入 x<br>行：样本·词元 · 列：特征',
-        'norm_fig_layernorm': 'LayerNorm<br>每个词元，在其特征上',
-        'norm_fig_rmsnorm': 'RMSNorm<br>每个词元，在特征上，不减均值',
-        'norm_fig_batchnorm': 'BatchNorm<br>每个特征，在批次 × 词元上',
+        'norm_fig_layernorm': 'LayerNorm<br>逐词元，在其各特征上统计',
+        'norm_fig_rmsnorm': 'RMSNorm<br>逐词元，在各特征上统计，不减均值',
+        'norm_fig_batchnorm': 'BatchNorm<br>逐特征，在批次 × 词元上统计',
         'norm_fig_feature': '特征',
         'norm_fig_row': 'b{b} t{t}',
         'norm_fig_group_ln': '所在组：均值 {mean:.3f}，标准差 {std:.3f}',
         'norm_fig_group_rms': '所在组：RMS {rms:.3f}',
-        'norm_fig_sum_rise': '**{name}**：FFN 输出梯度从第 1 层到第 {L} 层：{bottom:.3g} → {top:.3g}（×{ratio:.2f}，{trend}）。',
+        'norm_fig_sum_rise': '**{name}**：FFN 输出权重的梯度从第 1 层到第 {L} 层：{bottom:.3g} → {top:.3g}（×{ratio:.2f}，{trend}）。',
         'norm_fig_rises': '越往顶层越大',
         'norm_fig_falls': '越往顶层越小',
         'norm_fig_flat': '大致持平',
@@ -258,12 +258,12 @@ STRINGS = {
         'norm_fig_best': '最低损失',
         'norm_fig_max_g': '最大梯度范数',
         'norm_fig_status': '状态',
-        'norm_fig_ok': '正常训练',
-        'norm_fig_stalled': '**停滞**在 {plateau:.2f} nats 附近，即字母频率的熵：只学到了字母频率',
+        'norm_fig_ok': '训练正常',
+        'norm_fig_stalled': '**停滞**在 {plateau:.2f} nats 附近，即字母频率的熵：只学到了字母频率，仅此而已',
         'norm_fig_running': '进行中',
-        'norm_fig_axes_check': '我们的 LayerNorm 与 `torch.nn.LayerNorm` 一致（最大差 {layernorm:.1e}）；我们的 RMSNorm 与 `torch.nn.RMSNorm` 一致（{rmsnorm:.1e}）；BatchNorm 与训练模式下的 `torch.nn.BatchNorm1d` 一致（{batchnorm:.1e}）。被框出的格子共享同一个均值和标准差。',
+        'norm_fig_axes_check': '我们的 LayerNorm 与 `torch.nn.LayerNorm` 一致（最大差值 {layernorm:.1e}）；我们的 RMSNorm 与 `torch.nn.RMSNorm` 一致（{rmsnorm:.1e}）；BatchNorm 与训练模式下的 `torch.nn.BatchNorm1d` 一致（{batchnorm:.1e}）。被框出的格子共享同一个均值和标准差。',
         'norm_fig_hover': '样本 {item}，词元 {token}，特征 {feature}<br>值 {value}<br>{group}',
-        'norm_fig_diverged_row': '**{what}：第 {step} 步**，在此停止',
+        'norm_fig_diverged_row': '**第 {step} 步{what}**：训练在此停止',
         # what ended a diverged training run (models.norm_training.RunCurve.diverged_what)
         'norm_what_loss_nan': '损失变成 NaN',
         'norm_what_loss_inf': '损失变成 inf',
@@ -278,7 +278,7 @@ STRINGS = {
         'norms_err_work': '{layers} 层 × 宽度 {width} × {tokens} 个词元 × {runs} 次运行，对一次请求来说计算量太大（{units} 个单位，最多 {limit}）：请减少层数、宽度、词元数或变体数',
         'norms_err_no_variant': '请至少选择一种放置方式（{variants}）',
         'norms_err_sweep_empty': '深度扫描至少需要一个深度和一种变体',
-        'norms_err_batchnorm': 'BatchNorm 每个特征至少需要两个值：请让 batch × tokens ≥ 2',
+        'norms_err_batchnorm': 'BatchNorm 每个特征至少需要两个值：请让批次样本数 B × 词元数 T ≥ 2',
         'term_norms_warmup_steps': '预热步数',
         'term_norms_variant': '变体',
         'term_norms_norm': '归一化',
