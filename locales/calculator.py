@@ -20,7 +20,7 @@ _FIELD_ZH = {
     "n_experts": "路由专家数（0 = 稠密）", "top_k": "每个词元的专家数（top-k）", "n_shared_experts": "共享专家数",
     "expert_dim": "专家 FFN 宽度（moe_intermediate_size）", "first_dense_layers": "开头的稠密层数（first_k_dense_replace）",
     "kv_lora_rank": "KV 潜在秩（0 = 不用 MLA）", "q_lora_rank": "Q 潜在秩（0 = 无）", "qk_rope_head_dim": "RoPE 键维度",
-    "qk_nope_head_dim": "不带 RoPE 的 q/k 维度", "v_head_dim": "值头维度",
+    "qk_nope_head_dim": "不带 RoPE 的 q/k 维度", "v_head_dim": "V 头维度",
 }
 
 STRINGS = {

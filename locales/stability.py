@@ -122,7 +122,7 @@ STRINGS = {
         "stability_nats": "nats", "stability_step": "步",
         "stability_summary": "**学习率 {lr}：** 不加 QK-norm 的最终损失为 {plain}，加上后为 {qk}；最大注意力 logit "
                              "分别为 {logit_plain} 和 {logit_qk}。不加 z-loss 时 log Z 最后为 {z_plain}，加上后为 {z_loss}。",
-        "stability_run": "学习率 {lr} 下的「{variant}」",
+        "stability_run": "学习率 {lr} 下的“{variant}”",
         "stability_status": "第 {i} / {n} 个学习率（{lr}）· 第 {step} / {steps} 步",
         "stability_heading": "### 4 · 训练稳定性：QK-norm 与 z-loss",
         "stability_intro": "大模型有两种已知的发散方式：注意力 logit 不断增长，直到 softmax 把全部权重放在一个键上；"
