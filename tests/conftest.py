@@ -23,15 +23,6 @@ os.environ.setdefault("LLM_ANATOMY_DEVICE", "auto")
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/lib/chromium/chromium")
 
 
-def pytest_collection_modifyitems(items):
-    """Browser tests run one at a time (``pytest -n 3 --dist loadgroup``: all of them in one worker,
-    beside two workers of the rest): each drives a Chromium against a server that computes, and three
-    at once on two cores starved the page long enough for a click to time out."""
-    for item in items:
-        if item.get_closest_marker("e2e"):
-            item.add_marker(pytest.mark.xdist_group("browser"))
-
-
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
