@@ -47,6 +47,23 @@ def client(server_url):
                   httpx_kwargs={"timeout": 60})
 
 
+def cancel_after_first_update(job, within: float = 120.0) -> list:
+    """Wait for a streaming job's first update, cancel it (Gradio's Stop), wait until no worker process
+    of this server is left, and return the updates it sent. Asserts the job streamed from a worker and
+    that the worker ended."""
+    import multiprocessing
+    import time
+    deadline = time.monotonic() + within
+    while not job.outputs() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert job.outputs() and multiprocessing.active_children()      # it streams, from a worker process
+    job.cancel()
+    while multiprocessing.active_children() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not multiprocessing.active_children()
+    return job.outputs()
+
+
 def plot_json(value) -> dict:
     """The figure dict inside a ``gr.Plot`` value returned by ``gradio_client``."""
     return json.loads(value["plot"]) if isinstance(value, dict) and "plot" in value else value

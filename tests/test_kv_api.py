@@ -8,7 +8,7 @@ from gradio_client.exceptions import AppError
 from models.calculator import PRESETS
 from models.calculator import kv_cache_bytes as calc_kv_cache_bytes
 from models.generation import kv_cache_bytes, mla_cache_bytes
-from tests.conftest import plot_array, plot_json
+from tests.conftest import cancel_after_first_update, plot_array, plot_json
 
 PROMPT = "The door was open"
 ARGS = dict(prompt=PROMPT, attention="mha", n_kv_heads=4, kv_latent_dim=32, max_new_tokens=24, temperature=0,
@@ -158,16 +158,5 @@ def test_scale_up_shows_the_four_cache_layouts_of_the_preset(client):
 
 def test_stop_ends_the_generation_worker(client):
     """Stop (a cancelled job) ends the worker mid-way: no generation keeps running for nobody."""
-    import multiprocessing
-    import time
-
-    job = client.submit(max_new_tokens=480, api_name="/kv_generate")
-    deadline = time.monotonic() + 120
-    while not job.outputs() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert job.outputs() and multiprocessing.active_children()      # it streams, from a worker process
-    job.cancel()
-    while multiprocessing.active_children() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not multiprocessing.active_children()
-    assert "step 480 of 480" not in job.outputs()[-1][1]             # it stopped early
+    updates = cancel_after_first_update(client.submit(max_new_tokens=480, api_name="/kv_generate"))
+    assert "step 480 of 480" not in updates[-1][1]                   # it stopped early

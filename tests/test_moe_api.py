@@ -5,7 +5,7 @@ import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 
-from tests.conftest import plot_json, raw_call
+from tests.conftest import cancel_after_first_update, plot_json, raw_call
 
 ACTS = ["relu", "gelu", "gelu_tanh", "silu", "geglu", "swiglu"]
 ROUTE = dict(source="text", text="the cat sat on the mat , the dog sat on the log", n_random=64, seed=0, experts=8,
@@ -225,16 +225,5 @@ def test_streamed_progress_is_a_snapshot():
 
 def test_stop_ends_the_training_worker(client):
     """Stop (a cancelled job) ends the forked worker: no training keeps running for nobody."""
-    import multiprocessing
-    import time
-
-    job = client.submit(**(TRAIN | dict(steps=600)), api_name="/moe_train")
-    deadline = time.monotonic() + 120
-    while not job.outputs() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert job.outputs() and multiprocessing.active_children()      # it streams, from a worker process
-    job.cancel()
-    while multiprocessing.active_children() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert not multiprocessing.active_children()
-    assert "600 / 600" not in job.outputs()[-1][0]                  # it stopped early
+    updates = cancel_after_first_update(client.submit(**(TRAIN | dict(steps=600)), api_name="/moe_train"))
+    assert "600 / 600" not in updates[-1][0]                         # it stopped early
