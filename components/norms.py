@@ -22,8 +22,9 @@ from components.i18n import lang_of, t
 from components.widgets import CheckboxGroup, Number, Radio, Slider
 from components.wiring import event, join_draws
 from models.checks import InputError, choice, number, whole
-from models.limits import (NORM_AXES_MAX, NORM_MAX_BATCH, NORM_MAX_D_MODEL, NORM_MAX_HEADS, NORM_MAX_LAYERS,
-                           NORM_MAX_SEQ_LEN, NORM_MIN_LAYERS, NORM_TRAIN_MAX_LR, NORM_TRAIN_MAX_STEPS, SEED_MAX)
+from models.limits import (GRAD_BATCH, GRAD_SEQ_LEN, NORM_AXES_MAX, NORM_MAX_BATCH, NORM_MAX_D_MODEL,
+                           NORM_MAX_HEADS, NORM_MAX_LAYERS, NORM_MAX_SEQ_LEN, NORM_MIN_LAYERS, NORM_TRAIN_MAX_LR,
+                           NORM_TRAIN_MAX_STEPS, SEED_MAX)
 
 VARIANTS = ("post", "pre", "sandwich", "deepnorm")       # models.norms.VARIANTS, without importing torch
 NORMS = ("layernorm", "rmsnorm")
@@ -49,8 +50,8 @@ def _stack_args(n_layers, d_model, n_heads, norm, seq_len, batch, seed) -> dict:
 
 
 def norm_gradients(n_layers: int = 12, d_model: int = 256, n_heads: int = 4, norm: str = "layernorm",
-                   variants: list[str] = DEFAULT_VARIANTS, log_y: bool = True, seq_len: int = 64, batch: int = 16,
-                   seed: int = 0, request: gr.Request = None):
+                   variants: list[str] = DEFAULT_VARIANTS, log_y: bool = True, seq_len: int = GRAD_SEQ_LEN,
+                   batch: int = GRAD_BATCH, seed: int = 0, request: gr.Request = None):
     """The ``/norm_gradients`` endpoint (heavy queue, streams): the per-layer gradient norms of each placement
     as soon as it is measured (one backward pass each), a summary, the device line ("…" until the last)."""
     from models.norms import gradient_trend, gradients_by_variant
@@ -73,8 +74,8 @@ def norm_gradients(n_layers: int = 12, d_model: int = 256, n_heads: int = 4, nor
 
 
 def norm_depth_sweep(n_layers: int = 12, d_model: int = 256, n_heads: int = 4, norm: str = "layernorm",
-                     variants: list[str] = DEFAULT_VARIANTS, seq_len: int = 64, batch: int = 16, seed: int = 0,
-                     request: gr.Request = None):
+                     variants: list[str] = DEFAULT_VARIANTS, seq_len: int = GRAD_SEQ_LEN, batch: int = GRAD_BATCH,
+                     seed: int = 0, request: gr.Request = None):
     """The ``/norm_depth_sweep`` endpoint: streams the top layer's gradient as each depth is measured."""
     from models.norms import depth_sweep, sweep_depths
     from viz.norms import sweep_figure
@@ -168,8 +169,10 @@ def build() -> dict:
             grads.norm = Radio([(t(f"norm_{k}"), k) for k in NORMS], value="layernorm", label=t("norm_kind"),
                                elem_id="norm_kind")
             with gr.Row():
-                grads.seq_len = Slider(2, NORM_MAX_SEQ_LEN, value=64, step=1, label=t("norm_seq"), elem_id="norm_seq")
-                grads.batch = Slider(1, NORM_MAX_BATCH, value=16, step=1, label=t("norm_batch"), elem_id="norm_batch")
+                grads.seq_len = Slider(2, NORM_MAX_SEQ_LEN, value=GRAD_SEQ_LEN, step=1, label=t("norm_seq"),
+                                       elem_id="norm_seq")
+                grads.batch = Slider(1, NORM_MAX_BATCH, value=GRAD_BATCH, step=1, label=t("norm_batch"),
+                                     elem_id="norm_batch")
             with gr.Row():
                 grads.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("norm_seed"),
                                     elem_id="norm_seed")
