@@ -5,7 +5,9 @@ this module builds the UI only: torch is imported by the first event that comput
 """
 from __future__ import annotations
 
+import importlib.util
 import os
+import sys
 import time
 
 import gradio as gr
@@ -29,6 +31,12 @@ TABS = [
 ]
 
 i18n = build_i18n()
+
+# Gradio's Plot.get_config runs `import bokeh` each time it builds a config: for every page load and
+# every new session, once per plot (62). Without bokeh each try searches sys.path again (Python does
+# not remember a failed import): ~30 ms of the event loop per new visitor. Record its absence once.
+if importlib.util.find_spec("bokeh") is None:
+    sys.modules.setdefault("bokeh", None)      # `import bokeh` now fails at once, as it would anyway
 
 def build_demo() -> gr.Blocks:
     """One tab per concept, share links and data export for each, the URL applied on load, each tab drawn

@@ -12,16 +12,20 @@ process, one torch thread (goal ≤ 100 ms). Long work (the heavy queue) is not 
 from __future__ import annotations
 
 import argparse
+import inspect
 import os
 import statistics
 import subprocess
 import sys
 import time
 import urllib.request
+import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+import httpx  # noqa: E402
 
 from tests.load_harness import served_app  # noqa: E402
 
@@ -38,13 +42,18 @@ def instant_endpoints():
 
 
 def server_ms(fn, calls: int) -> float:
-    """Median ms of the handler on the inputs' initial values, plus the outputs' postprocess."""
+    """Median ms of the handler on the inputs' initial values (a stream: to its last update), plus the
+    outputs' ``postprocess`` (what Gradio serialises)."""
     values = [getattr(block, "value", None) for block in fn.inputs]
+
     def once():
         out = fn.fn(*values)
-        outs = out.values() if isinstance(out, dict) else (out if isinstance(out, (tuple, list)) else [out])
-        for block, value in zip(fn.outputs, outs):
-            if hasattr(block, "postprocess") and not isinstance(value, dict):
+        if inspect.isgenerator(out):
+            for out in out:                                    # noqa: B007 (the last update counts)
+                pass
+        pairs = out.items() if isinstance(out, dict) else zip(fn.outputs, out if isinstance(out, (tuple, list)) else [out])
+        for block, value in pairs:
+            if hasattr(block, "postprocess") and not (isinstance(value, dict) and "__type__" in value):
                 block.postprocess(value)
     once()
     times = []
@@ -62,6 +71,27 @@ def client_ms(client, api_name: str, calls: int) -> float:
         start = time.perf_counter()
         client.predict(api_name=f"/{api_name}")
         times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def http_ms(url: str, client, api_name: str, calls: int) -> float:
+    """The same call over Gradio's HTTP API read as it streams (``tests.conftest.raw_call``), in one
+    session as a browser tab makes them: no ``gradio_client`` in between, whose reader polls its message
+    queue every 50 ms and so rounds each round trip up to the next of its ticks. (Without a session
+    every call would build a new one: Gradio then copies every block's config, ~60 ms for this app.)"""
+    from tests.conftest import raw_call
+    defaults = [p.get("parameter_default") for p in client.view_api(print_info=False, return_format="dict")
+                ["named_endpoints"][f"/{api_name}"]["parameters"]]
+    session = uuid.uuid4().hex
+    with httpx.Client() as http:
+        raw_call(url, api_name, defaults, client=http, session=session, final=True)
+        times = []
+        for _ in range(calls):
+            start = time.perf_counter()
+            event, payload = raw_call(url, api_name, defaults, client=http, session=session, final=True)
+            times.append((time.perf_counter() - start) * 1e3)
+            if event != "complete":
+                raise RuntimeError(f"{event}: {payload[:80]}")
     return statistics.median(times)
 
 
@@ -97,18 +127,22 @@ def main() -> None:
             minimal = Client(url, verbose=False, analytics_enabled=False)
             client = Client(app_url, verbose=False, analytics_enabled=False)
             trivial = client_ms(minimal, "trivial", calls)
-            print(f"trivial endpoint (minimal app): {trivial:.1f} ms median of {calls}")
-            print(f"| endpoint | gradio_client ms | ratio | server ms |")
-            print("|---|---:|---:|---:|")
+            trivial_http = http_ms(url, minimal, "trivial", calls)
+            print(f"trivial endpoint (minimal app), median of {calls}: gradio_client {trivial:.1f} ms, "
+                  f"HTTP {trivial_http:.1f} ms")
+            print("| endpoint | gradio_client ms | ratio | HTTP ms | ratio | server ms |")
+            print("|---|---:|---:|---:|---:|---:|")
             for name, fn in endpoints:
                 try:
                     rt = client_ms(client, name, calls)
+                    raw = http_ms(app_url, client, name, calls)
                     srv = server_ms(fn, calls)
                 except Exception as exc:                              # noqa: BLE001 (reported, not hidden)
-                    print(f"| /{name} | failed at its defaults: {type(exc).__name__}: {str(exc)[:80]} | | |")
+                    print(f"| /{name} | failed at its defaults: {type(exc).__name__}: {str(exc)[:80]} | | | | |")
                     continue
                 flags = ("" if rt / trivial <= RATIO_GOAL else " ✗ratio") + ("" if srv <= SERVER_GOAL_MS else " ✗server")
-                print(f"| /{name} | {rt:.1f} | {rt / trivial:.2f}× | {srv:.1f} |{flags}")
+                print(f"| /{name} | {rt:.1f} | {rt / trivial:.2f}× | {raw:.1f} | {raw / trivial_http:.2f}× | "
+                      f"{srv:.1f} |{flags}")
     finally:
         proc.terminate()
         proc.wait(timeout=30)
