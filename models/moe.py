@@ -211,6 +211,8 @@ class Experts(nn.Module):
     (torch.Size([3, 4, 16]), torch.Size([3, 8, 4]), torch.Size([16, 4]), 3)
     """
 
+    GROUPED_BELOW = 512 * 1024             # bytes of one expert's hidden block; see forward
+
     def __init__(self, num_experts: int, d_model: int, d_hidden: int, kind: FFNKind = "swiglu", *,
                  device: torch.device | str | None = None, dtype: torch.dtype | None = None):
         super().__init__()
@@ -244,9 +246,16 @@ class Experts(nn.Module):
         return self
 
     def forward(self, x: torch.Tensor, sizes: list[int]) -> torch.Tensor:
-        """Rows grouped by expert, ``x[M, d]`` with ``sizes[e]`` rows for expert ``e``, -> ``[M, d]``."""
+        """Rows grouped by expert, ``x[M, d]`` with ``sizes[e]`` rows for expert ``e``, -> ``[M, d]``.
+
+        Narrow experts run as one grouped matmul each way: a call per expert would cost more than its
+        matmul. Once an expert's hidden block (its rows × ``width``) averages ``GROUPED_BELOW`` bytes,
+        a call per expert runs at full speed too and keeps the intermediates cache-sized instead of one
+        ``(M, width)`` buffer of megabytes (``bench/bench_moe.py``: E = 8, h = 704 is faster per expert,
+        E = 32, h = 176 grouped)."""
         d, width = self.w_in.shape[1:]
-        if _grouped_mm_fits(x, d, width, self.d_hidden):
+        block = x.shape[0] * width * x.element_size() / len(self)               # bytes per expert
+        if block < self.GROUPED_BELOW and _grouped_mm_fits(x, d, width, self.d_hidden):
             offs = torch.tensor(sizes, dtype=torch.int32, device=x.device).cumsum(0, dtype=torch.int32)  # (E,)
             u = torch._grouped_mm(x, self.w_in, offs=offs)                               # (M, width)
             return torch._grouped_mm(activate(u, self.kind, self.d_hidden), self.w_out, offs=offs)   # (M, d)

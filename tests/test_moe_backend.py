@@ -75,8 +75,9 @@ def test_gradients_equal_the_per_token_loop(capacity):
 @pytest.mark.parametrize("d,h,grouped", [(16, 24, True), (256, 176, True), (10, 6, False)])
 @pytest.mark.parametrize("kwargs", [{}, {"capacity_factor": 0.7, "expert": "relu"}])
 def test_grouped_matmul_path_equals_the_float64_reference(d, h, grouped, kwargs, monkeypatch):
-    """float32 on the CPU runs the experts as two ``torch._grouped_mm`` calls (rows of 16-byte multiples;
-    10·4 bytes are not, so that layer loops over experts): both equal the per-token loop in float64."""
+    """float32 on the CPU runs narrow experts as two ``torch._grouped_mm`` calls (rows of 16-byte
+    multiples; 10·4 bytes are not, so that layer loops over experts): both equal the per-token loop in
+    float64, and so does float64, which always loops."""
     calls = []
     real = torch._grouped_mm
     monkeypatch.setattr(torch, "_grouped_mm", lambda *a, **kw: calls.append(1) or real(*a, **kw))
@@ -88,6 +89,18 @@ def test_grouped_matmul_path_equals_the_float64_reference(d, h, grouped, kwargs,
     out = layer.float()(x.float()).y
     assert len(calls) == (2 if grouped else 0)
     assert_close(out.double(), expected, atol=1e-5, rtol=1e-4)
+
+
+def test_wide_experts_run_one_call_each(monkeypatch):
+    """Experts whose hidden blocks average 512 KiB or more run one matmul each (no grouped call)."""
+    calls = []
+    real = torch._grouped_mm
+    monkeypatch.setattr(torch, "_grouped_mm", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    layer = seeded_layer(8, 2048, 2, 1)                             # ~40 rows × 4096 × 4 bytes per expert
+    x = inputs(1, 80, 8)
+    expected = moe_reference(layer, x)
+    assert_close(layer.float()(x.float()).y.double(), expected, atol=1e-5, rtol=1e-4)
+    assert calls == []
 
 
 def test_stacked_experts_are_ffns_with_the_same_seeded_weights():
