@@ -10,10 +10,10 @@ Transformer, Fedus et al. 2021; Mixtral, Jiang et al. 2024). For each token ``x`
 Dispatch is vectorised: the (token, slot) assignments are sorted by expert (a stable sort), the
 tokens gathered in that order, and every expert runs on its contiguous block of rows. The experts'
 weights are stored stacked (:class:`Experts`: ``w_in (E, d, 2h)``, ``w_out (E, h, d)``), so on the CPU
-all of them run as one grouped matmul each way (``torch._grouped_mm``; elsewhere, and for float64, a
-loop over experts). Each token's k outputs are then summed with its top-k weights by one
-``embedding_bag`` (a gather and a weighted sum: deterministic, no atomic adds). No Python loop over
-tokens; on the CPU none over experts either.
+narrow experts all run as one grouped matmul each way (``torch._grouped_mm``); wide experts, float64
+and CUDA take one matmul per expert. Each token's k outputs are then summed with its top-k weights by
+one ``embedding_bag`` (a gather and a weighted sum: deterministic, no atomic adds). There is never a
+Python loop over tokens.
 
 Capacity (GShard, Lepikhin et al. 2020, Algorithm 1; Switch §2.2): with a capacity factor ``c`` each
 expert takes at most ``C = ceil(c · k · N / E)`` assignments (``c = 1``: exactly the balanced load).
