@@ -7,8 +7,9 @@ per-expert ``index_add_`` loop of Hugging Face's Mixtral block, all measured sid
 Every contender computes the same layer (SwiGLU experts, h = 704 = 8/3·256 rounded up to a multiple
 of 64) and is checked against the vectorised output before timing:
 
-- **vectorised**: ``MoELayer.forward`` (sort by expert, one call per expert on a contiguous slice,
-  ``index_copy`` back, weighted sum over the k slots); the full forward, router and losses included.
+- **vectorised**: ``MoELayer.forward`` (sort by expert, gather, the experts as one grouped matmul
+  each way or one call per wide expert, one ``embedding_bag`` for the weighted sum over the k slots);
+  the full forward, router and losses included.
 - **floor**: one expert MLP on all N·k assignments as a single batch (no routing, no gather, no
   scatter): the matrix work any correct dispatch must do, in the most efficient shape.
 - **per-token loop**: :func:`models.moe.moe_reference`, each token through its k experts one by one.

@@ -121,6 +121,20 @@ def gated_surface(name: str, limit: float = 3.0, points: int = 61, *,
 # --------------------------------------------------------------------------- the FFN module
 
 
+def activate(u: torch.Tensor, kind: FFNKind, d_hidden: int) -> torch.Tensor:
+    """``u = x W_in`` (``[*, 2h]`` gated: gate, then up; ``[*, h]`` plain) -> the hidden activations ``[*, h]``.
+
+    >>> activate(torch.tensor([[-1.0, 2.0]]), "relu", 2).tolist()                 # plain: act(u)
+    [[0.0, 2.0]]
+    >>> activate(torch.tensor([[0.0, 1.0, 5.0, 6.0]]), "swiglu", 2).tolist()[0][0]  # gated: SiLU(0)·5
+    0.0
+    """
+    if kind in GATED:
+        gate, up = u.split(d_hidden, dim=-1)                               # (*, h), (*, h)
+        return GATED[kind](gate) * up
+    return PLAIN[kind](u)
+
+
 class FFN(nn.Module):
     """A position-wise FFN ``[*, d] -> [*, d]``, the one every model of the app uses.
 
@@ -148,11 +162,7 @@ class FFN(nn.Module):
 
     def hidden(self, x: torch.Tensor) -> torch.Tensor:
         """The activations between the two matrices, ``[*, h]``."""
-        u = self.w_in(x)                                                   # (*, h) or (*, 2h)
-        if self.kind in GATED:
-            gate, up = u.split(self.d_hidden, dim=-1)                      # (*, h), (*, h)
-            return GATED[self.kind](gate) * up
-        return PLAIN[self.kind](u)
+        return activate(self.w_in(x), self.kind, self.d_hidden)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.w_out(self.hidden(x))                                  # (*, d)

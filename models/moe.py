@@ -7,10 +7,13 @@ Transformer, Fedus et al. 2021; Mixtral, Jiang et al. 2024). For each token ``x`
     top-k experts by p, weights w = p_topk / sum(p_topk)    (renormalised, as Mixtral; optional)
     y = sum_j w_j · expert_j(x)  [+ shared experts, always on (DeepSeekMoE, Dai et al. 2024)]
 
-Dispatch is vectorised: the (token, slot) assignments are sorted by expert (a stable sort), each
-expert runs once on its contiguous slice of the gathered tokens, and the outputs are copied back to
-their slots and summed with the top-k weights (an ``index_copy`` and a weighted sum: deterministic,
-no atomic adds). The only Python loop is over experts, never over tokens.
+Dispatch is vectorised: the (token, slot) assignments are sorted by expert (a stable sort), the
+tokens gathered in that order, and every expert runs on its contiguous block of rows. The experts'
+weights are stored stacked (:class:`Experts`: ``w_in (E, d, 2h)``, ``w_out (E, h, d)``), so on the CPU
+narrow experts all run as one grouped matmul each way (``torch._grouped_mm``); wide experts, float64
+and CUDA take one matmul per expert. Each token's k outputs are then summed with its top-k weights by
+one ``embedding_bag`` (a gather and a weighted sum: deterministic, no atomic adds). There is never a
+Python loop over tokens.
 
 Capacity (GShard, Lepikhin et al. 2020, Algorithm 1; Switch §2.2): with a capacity factor ``c`` each
 expert takes at most ``C = ceil(c · k · N / E)`` assignments (``c = 1``: exactly the balanced load).
@@ -37,12 +40,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from models.checks import InputError, number, shown, whole
-from models.ffn import FFN, FFN_KINDS, FFNKind, init_linear_
+from models.ffn import FFN, FFN_KINDS, GATED, FFNKind, activate, init_linear_
 
 
 def _check_int(name: str, value, low: int) -> None:
@@ -171,6 +176,94 @@ def load_cv(load: torch.Tensor) -> float:
     return 0.0 if mean == 0 else (load.std(unbiased=False) / mean).item()
 
 
+def _grouped_mm_fits(x: torch.Tensor, *widths: int) -> bool:
+    """Whether ``torch._grouped_mm`` takes these rows: on the CPU (the CUDA kernels want other dtypes and
+    GPUs), float32/bfloat16/float16, every row a multiple of 16 bytes."""
+    return (hasattr(torch, "_grouped_mm") and x.device.type == "cpu"
+            and x.dtype in (torch.float32, torch.bfloat16, torch.float16)
+            and all(w * x.element_size() % 16 == 0 for w in widths))
+
+
+class ExpertView:
+    """Expert ``e`` of an :class:`Experts`, read and called like an :class:`~models.ffn.FFN`: ``w_in.weight``
+    ``(width, d)`` and ``w_out.weight`` ``(d, h)`` are views of the stacked weights in ``nn.Linear``'s layout
+    (writing into them writes the layer; gradients flow to the stacked parameters)."""
+
+    def __init__(self, experts: "Experts", e: int):
+        self.kind, self.d_hidden = experts.kind, experts.d_hidden
+        self.w_in = SimpleNamespace(weight=experts.w_in[e].T)                # (width, d)
+        self.w_out = SimpleNamespace(weight=experts.w_out[e].T)              # (d, h)
+
+    def parameters(self):
+        return iter((self.w_in.weight, self.w_out.weight))
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        return F.linear(activate(F.linear(x, self.w_in.weight), self.kind, self.d_hidden), self.w_out.weight)
+
+
+class Experts(nn.Module):
+    """``num_experts`` bias-free FFNs of one kind, their weights stacked for grouped matmuls:
+    ``w_in (E, d, width)`` (``width = 2h`` gated: gate columns, then up) and ``w_out (E, h, d)``, both in
+    ``x @ W`` layout. ``experts[e]`` is expert ``e`` as an :class:`ExpertView` (an FFN sharing the storage).
+
+    >>> ex = Experts(3, 4, 8, "swiglu")
+    >>> ex.w_in.shape, ex.w_out.shape, ex[1].w_in.weight.shape, len(ex)
+    (torch.Size([3, 4, 16]), torch.Size([3, 8, 4]), torch.Size([16, 4]), 3)
+    """
+
+    GROUPED_BELOW = 512 * 1024             # bytes of one expert's hidden block; see forward
+
+    def __init__(self, num_experts: int, d_model: int, d_hidden: int, kind: FFNKind = "swiglu", *,
+                 device: torch.device | str | None = None, dtype: torch.dtype | None = None):
+        super().__init__()
+        self.kind, self.d_hidden = kind, d_hidden
+        width = 2 * d_hidden if kind in GATED else d_hidden
+        self.w_in = nn.Parameter(torch.empty(num_experts, d_model, width, device=device, dtype=dtype))
+        self.w_out = nn.Parameter(torch.empty(num_experts, d_hidden, d_model, device=device, dtype=dtype))
+        if self.w_in.device.type != "meta":
+            self.init_(None)
+
+    def __len__(self) -> int:
+        return self.w_in.shape[0]
+
+    def __getitem__(self, e: int) -> ExpertView:
+        if not -len(self) <= e < len(self):
+            raise IndexError(f"expert {e} of {len(self)}")
+        return ExpertView(self, e % len(self))
+
+    def __iter__(self):
+        return (self[e] for e in range(len(self)))
+
+    @torch.no_grad()
+    def init_(self, generator: torch.Generator | None) -> "Experts":
+        """``nn.Linear``'s default init, U(±1/√fan_in), drawn expert by expert (``w_in``, then ``w_out``) in
+        ``nn.Linear``'s layout: the same numbers as a list of :class:`~models.ffn.FFN` seeded alike."""
+        for expert in self:
+            for w in (expert.w_in.weight, expert.w_out.weight):                  # (out, in) views
+                bound = 1 / math.sqrt(w.shape[1])
+                w.copy_(torch.empty(w.shape, dtype=w.dtype, device=w.device).uniform_(-bound, bound,
+                                                                                      generator=generator))
+        return self
+
+    def forward(self, x: torch.Tensor, sizes: list[int]) -> torch.Tensor:
+        """Rows grouped by expert, ``x[M, d]`` with ``sizes[e]`` rows for expert ``e``, -> ``[M, d]``.
+
+        Narrow experts run as one grouped matmul each way: a call per expert would cost more than its
+        matmul. Once an expert's hidden block (its rows × ``width``) averages ``GROUPED_BELOW`` bytes,
+        a call per expert runs at full speed too and keeps the intermediates cache-sized instead of one
+        ``(M, width)`` buffer of megabytes (``bench/bench_moe.py``: E = 8, h = 704 is faster per expert,
+        E = 32, h = 176 grouped)."""
+        d, width = self.w_in.shape[1:]
+        block = x.shape[0] * width * x.element_size() / len(self)               # bytes per expert
+        if block < self.GROUPED_BELOW and _grouped_mm_fits(x, d, width, self.d_hidden):
+            offs = torch.tensor(sizes, dtype=torch.int32, device=x.device).cumsum(0, dtype=torch.int32)  # (E,)
+            u = torch._grouped_mm(x, self.w_in, offs=offs)                               # (M, width)
+            return torch._grouped_mm(activate(u, self.kind, self.d_hidden), self.w_out, offs=offs)   # (M, d)
+        outs = [activate(rows @ self.w_in[e], self.kind, self.d_hidden) @ self.w_out[e]
+                for e, rows in enumerate(x.split(sizes)) if sizes[e]]
+        return torch.cat(outs) if outs else x.new_zeros(x.shape)
+
+
 class MoELayer(nn.Module):
     """Router + ``num_experts`` FFN experts (+ optional shared experts); ``forward(x[B, T, d])``.
 
@@ -189,7 +282,7 @@ class MoELayer(nn.Module):
                                 expert, renormalize, router_bias)
         factory = dict(device=device, dtype=dtype)
         self.router = nn.Linear(d_model, num_experts, bias=router_bias, **factory)
-        self.experts = nn.ModuleList(FFN(d_model, d_hidden, expert, **factory) for _ in range(num_experts))
+        self.experts = Experts(num_experts, d_model, d_hidden, expert, **factory)
         # s shared experts of width h are one FFN of width s·h (their hidden units side by side).
         self.shared = FFN(d_model, num_shared * d_hidden, expert, **factory) if num_shared else None
 
@@ -204,7 +297,11 @@ class MoELayer(nn.Module):
         True
         """
         layer = cls(*args, device="meta", **kwargs).to_empty(device=device or generator.device)
-        return init_linear_(layer, generator)
+        init_linear_(layer.router, generator)                              # drawn in module order
+        layer.experts.init_(generator)
+        if layer.shared is not None:
+            init_linear_(layer.shared, generator)
+        return layer
 
     @property
     def num_experts(self) -> int:
@@ -233,41 +330,45 @@ class MoELayer(nn.Module):
         logits, probs, weight, idx = self.route(flat)
         capacity = expert_capacity(N, E, k, self.config.capacity_factor)
 
-        # Assignment a = slot·N + token (slot-major: first choices before second choices), sorted by
-        # expert with a stable sort, so each expert's queue is in priority order.
-        expert_of = idx.t().reshape(-1)                                    # (k·N,)
-        order = torch.argsort(expert_of, stable=True)                      # (k·N,) grouped by expert
+        # Assignment a = token·k + slot, sorted by expert with a stable sort. Under a capacity the key is
+        # expert·k + slot, so that each expert's queue is in priority order: slot 0 of every token first.
+        expert_of = idx.reshape(-1)                                        # (N·k,)
+        key = expert_of if capacity is None else expert_of * k + torch.arange(k, device=x.device).repeat(N)
+        order = torch.argsort(key, stable=True)                            # (N·k,) grouped by expert
         load = torch.bincount(expert_of, minlength=E)                      # (E,)
         if capacity is None:
             kept_order, kept_load = order, load
         else:
             start = load.cumsum(0) - load                                  # (E,) first sorted position
-            rank = torch.arange(k * N, device=x.device) - start.repeat_interleave(load, output_size=k * N)  # (k·N,)
+            rank = torch.arange(k * N, device=x.device) - start.repeat_interleave(load, output_size=k * N)  # (N·k,)
             kept_order = order[rank < capacity]                            # (M,) still grouped by expert
             kept_load = load.clamp(max=capacity)                           # (E,)
 
-        tokens = kept_order % N                                            # (M,)
-        gathered = flat.index_select(0, tokens)                            # (M, d)
-        sizes = kept_load.tolist()                                         # one sync: slice bounds
-        outs = [self.experts[e](chunk) for e, chunk in enumerate(gathered.split(sizes)) if sizes[e]]
-        expert_out = torch.cat(outs) if outs else gathered                 # (M, d)
-        # Back to the assignment slots (dropped ones stay zero), then the weighted sum over slots.
-        full = kept_order.numel() == k * N
-        slots = flat.new_empty(k * N, d) if full else flat.new_zeros(k * N, d)           # (k·N, d)
-        slots.index_copy_(0, kept_order, expert_out)
-        y = torch.einsum("knd,kn->nd", slots.view(k, N, d), weight.t().to(flat.dtype))   # (N, d)
+        M = kept_order.numel()                                             # assignments kept
+        gathered = flat.index_select(0, kept_order // k)                   # (M, d) grouped by expert
+        expert_out = self.experts(gathered, kept_load.tolist())            # (M, d); one sync: group sizes
+        # row[a]: the row of expert_out that assignment a went to. Each token's bag of rows (its k slots,
+        # less the dropped ones) is summed with its top-k weights by one embedding_bag: a gather and a
+        # weighted sum, deterministic (no atomic adds).
+        rows = torch.arange(M, device=x.device)                            # (M,)
+        bag_weight = weight.to(expert_out.dtype).reshape(-1)               # (N·k,)
+        if M == k * N:
+            kept = torch.ones(N, k, dtype=torch.bool, device=x.device)     # (N, k)
+            bags = torch.empty_like(order).scatter_(0, order, rows)        # (N·k,) token by token
+            offsets = torch.arange(0, k * N, k, device=x.device)           # (N,) where each bag starts
+        else:
+            row = torch.full((N * k,), -1, dtype=torch.long, device=x.device).scatter_(0, kept_order, rows)
+            kept = (row >= 0).view(N, k)                                   # (N, k)
+            bags, bag_weight = row[row >= 0], bag_weight[row >= 0]         # (M,) token by token
+            per_token = kept.sum(dim=1)                                    # (N,) kept slots of each token
+            offsets = per_token.cumsum(0) - per_token                      # (N,)
+        y = F.embedding_bag(bags, expert_out, offsets, mode="sum", per_sample_weights=bag_weight)  # (N, d)
         if self.shared is not None:
             y = y + self.shared(flat)
 
-        if full:
-            kept = torch.ones(N, k, dtype=torch.bool, device=x.device)     # (N, k)
-        else:
-            kept = torch.zeros(k * N, dtype=torch.bool, device=x.device)
-            kept[kept_order] = True
-            kept = kept.view(k, N).t()                                     # (N, k)
         return MoEOutput(
             y=y.view(B, T, d), router_probs=probs, topk_idx=idx, topk_weight=weight, expert_load=load,
-            dropped=k * N - kept_order.numel(), aux_loss=load_balancing_loss(probs, idx, E, load),
+            dropped=k * N - M, aux_loss=load_balancing_loss(probs, idx, E, load),
             z_loss=router_z_loss(logits), router_logits=logits, kept=kept, capacity=capacity)
 
 

@@ -8,7 +8,8 @@ import torch.nn.functional as F
 from torch.testing import assert_close
 
 from models import limits
-from models.ffn import ACTIVATIONS, FFN, activation_curves, compare_ffn_sizes, gated_surface, llama_hidden_size
+from models.ffn import (ACTIVATIONS, FFN, activation_curves, compare_ffn_sizes, gated_surface, init_linear_,
+                        llama_hidden_size)
 from models.moe import (MoEConfig, MoELayer, expert_capacity, load_balancing_loss, load_cv, moe_index_add,
                         moe_reference, router_z_loss)
 from models.moe_explore import RouteSpec, explore_routing, sparsity_counts, split_tokens
@@ -69,6 +70,56 @@ def test_gradients_equal_the_per_token_loop(capacity):
             assert g is None or not g.any()
         else:
             assert_close(g, r, atol=1e-10, rtol=1e-9)
+
+
+@pytest.mark.parametrize("d,h,grouped", [(16, 24, True), (256, 176, True), (10, 6, False)])
+@pytest.mark.parametrize("kwargs", [{}, {"capacity_factor": 0.7, "expert": "relu"}])
+def test_grouped_matmul_path_equals_the_float64_reference(d, h, grouped, kwargs, monkeypatch):
+    """float32 on the CPU runs narrow experts as two ``torch._grouped_mm`` calls (rows of 16-byte
+    multiples; 10·4 bytes are not, so that layer loops over experts): both equal the per-token loop in
+    float64, and so does float64, which always loops."""
+    calls = []
+    real = torch._grouped_mm
+    monkeypatch.setattr(torch, "_grouped_mm", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    layer = seeded_layer(d, h, 32, 8, **kwargs)                     # float64: the loop over experts
+    x = inputs(2, 40, d)
+    expected = moe_reference(layer, x)
+    assert_close(layer(x).y, expected, atol=1e-12, rtol=1e-12)
+    assert calls == []
+    out = layer.float()(x.float()).y
+    assert len(calls) == (2 if grouped else 0)
+    assert_close(out.double(), expected, atol=1e-5, rtol=1e-4)
+
+
+def test_wide_experts_run_one_call_each(monkeypatch):
+    """Experts whose hidden blocks average 512 KiB or more run one matmul each (no grouped call)."""
+    calls = []
+    real = torch._grouped_mm
+    monkeypatch.setattr(torch, "_grouped_mm", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    layer = seeded_layer(8, 2048, 2, 1)                             # ~40 rows × 4096 × 4 bytes per expert
+    x = inputs(1, 80, 8)
+    expected = moe_reference(layer, x)
+    assert_close(layer.float()(x.float()).y.double(), expected, atol=1e-5, rtol=1e-4)
+    assert calls == []
+
+
+def test_stacked_experts_are_ffns_with_the_same_seeded_weights():
+    """``experts[e]`` reads and writes the stacked weights in nn.Linear's layout, and a seeded layer draws
+    the numbers a list of seeded FFNs would (router, then each expert's w_in, w_out)."""
+    E, d, h = 4, 8, 12
+    layer = MoELayer.seeded(d, h, E, 2, generator=torch.Generator().manual_seed(3))
+    g = torch.Generator().manual_seed(3)
+    init_linear_(router := torch.nn.Linear(d, E, bias=False), g)
+    ffns = [init_linear_(FFN(d, h), g) for _ in range(E)]
+    assert torch.equal(layer.router.weight, router.weight)
+    x = torch.randn(5, d)
+    for expert, ffn in zip(layer.experts, ffns):
+        assert torch.equal(expert.w_in.weight, ffn.w_in.weight) and torch.equal(expert.w_out.weight, ffn.w_out.weight)
+        assert_close(expert(x), ffn(x))
+    assert layer.experts.w_in.shape == (E, d, 2 * h) and layer.experts.w_out.shape == (E, h, d)
+    with torch.no_grad():
+        layer.experts[1].w_out.weight.zero_()
+    assert not layer.experts.w_out[1].any() and layer.experts.w_out[0].any()
 
 
 def test_equals_hugging_face_mixtral_block_with_the_same_weights():
@@ -441,13 +492,14 @@ def final(history, key="cv", n=10):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_training_collapses_without_the_aux_loss_and_balances_with_it(one_thread, seed):
     """The default run (E = 8, top-1, 150 steps, α = 0.05) against its α = 0 twin, over seeds.
-    Seeds 0–5 gave load CVs (mean of the last 10 steps) of 0.24–0.38 with the aux loss and 0.64–1.15
-    without (CPU, one thread)."""
+    Seeds 0–5 gave load CVs (mean of the last 10 steps) of 0.29–0.35 with the aux loss and 0.64–1.06
+    without (CPU, one thread; 0.24–0.38 and 0.64–1.15 with the per-expert loop, whose float rounding
+    differed: the collapse is chaotic, which expert wins and how fast depends on the last bits)."""
     last = list(train_moe(MoETrainConfig(seed=seed)))[-1]
     aux, twin = last.runs["aux"], last.runs["no_aux"]
     assert last.step == 150 and len(aux.cv) == len(twin.cv) == 150
-    assert final(aux) < 0.4 < 0.7 < final(twin)                      # balanced vs collapsed
-    assert final(aux) * 2.5 < final(twin)
+    assert final(aux) < 0.4 < 0.6 < final(twin)                      # balanced vs collapsed
+    assert final(aux) * 1.75 < final(twin)
     assert final(aux, "aux") < final(twin, "aux")                      # the aux loss itself: lower with it
     assert abs(final(aux, "task") - final(twin, "task")) < 0.1       # balance costs (almost) nothing
     assert final(aux, "task") < 2.2                                   # it learned (uniform: ln 61 = 4.1)

@@ -22,6 +22,8 @@ the CPU's fused attention, given the formulas PyTorch registers for the CUDA ker
 """
 from __future__ import annotations
 
+import math
+
 import torch
 from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
@@ -129,8 +131,42 @@ def flop_counter(display: bool = False) -> FlopCounterMode:
     """
     aten = torch.ops.aten
     mapping = {aten._scaled_dot_product_flash_attention_for_cpu: _sdpa,
-               aten._scaled_dot_product_flash_attention_for_cpu_backward: _sdpa_backward}
+               aten._scaled_dot_product_flash_attention_for_cpu_backward: _sdpa_backward,
+               aten._grouped_mm: _grouped_mm,
+               aten._embedding_bag: _weighted_bag, aten._embedding_bag_forward_only: _weighted_bag,
+               aten._embedding_bag_backward: _weighted_bag_backward,
+               aten._embedding_bag_per_sample_weights_backward: _bag_weights_backward}
     return FlopCounterMode(display=display, custom_mapping=mapping)
+
+
+# The MoE layer's two ops that torch 2.13 has no formula for (models/moe.py): the experts' grouped matmul
+# and the embedding_bag that sums each token's k expert outputs with its top-k weights. A weighted bag of
+# n rows of width d is the matmul (1 × n)·(n × d): 2nd FLOPs, and 2nd for each of its two gradients.
+
+
+def _grouped_mm(a_shape, b_shape, *args, out_shape=None, **kwargs) -> int:
+    """``(M, K) @ (G, K, N)`` (groups along M) or ``(K, M) @ (M, N)`` (groups along M, the weight
+    gradient): 2·M·K·N in both, however M is split."""
+    if len(a_shape) == 2 and len(b_shape) == 3:
+        return 2 * a_shape[0] * a_shape[1] * b_shape[2]
+    if len(a_shape) == 2 and len(b_shape) == 2:
+        return 2 * a_shape[0] * a_shape[1] * b_shape[1]
+    return 2 * math.prod(out_shape) * a_shape[-1]                  # (G, M, K) @ (G, K, N): a bmm
+
+
+def _weighted_bag(weight_shape, indices_shape, offsets_shape, scale_grad_by_freq=False, mode=0, sparse=False,
+                  per_sample_weights_shape=None, *args, out_shape=None, **kwargs) -> int:
+    return 0 if per_sample_weights_shape is None else 2 * math.prod(indices_shape) * weight_shape[1]
+
+
+def _weighted_bag_backward(grad_shape, indices_shape, offsets_shape, offset2bag_shape, bag_size_shape,
+                           max_indices_shape, num_weights, scale_grad_by_freq, mode, sparse,
+                           per_sample_weights_shape=None, *args, out_shape=None, **kwargs) -> int:
+    return 0 if per_sample_weights_shape is None else 2 * math.prod(indices_shape) * grad_shape[1]
+
+
+def _bag_weights_backward(grad_shape, weight_shape, indices_shape, *args, out_shape=None, **kwargs) -> int:
+    return 2 * math.prod(indices_shape) * grad_shape[1]
 
 
 def _sdpa(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs) -> int:

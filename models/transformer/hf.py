@@ -11,8 +11,10 @@ What changes on the way in: Llama-family ``q_proj``, ``k_proj``, ``v_proj`` are 
 our fused ``qkv`` (and ``gate_proj``, ``up_proj`` into the FFN's ``w_in``); GPT-2's ``Conv1D``
 weights are stored transposed (``in × out``) and are transposed back; Mixtral's experts come either
 fused (transformers 5: ``gate_up_proj [E, 2h, d]``, ``down_proj [E, d, h]``) or one by one
-(checkpoints on the Hub: ``w1`` = gate, ``w3`` = up, ``w2`` = down). Buffers that some checkpoints
-carry (GPT-2's causal ``attn.bias``, Llama's ``rotary_emb.inv_freq``) are not weights and are skipped.
+(checkpoints on the Hub: ``w1`` = gate, ``w3`` = up, ``w2`` = down), and are stored stacked and
+transposed (``experts.w_in [E, d, 2h]``, ``experts.w_out [E, h, d]``: one grouped matmul each way).
+Buffers that some checkpoints carry (GPT-2's causal ``attn.bias``, Llama's ``rotary_emb.inv_freq``)
+are not weights and are skipped.
 
 Not handled: other architectures (Gemma's embedding scale and ``(1 + w)`` norms, Phi's partial rotary,
 DeepSeek's MLA checkpoints), dynamic or YaRN RoPE scaling, quantised weights.
@@ -200,16 +202,15 @@ def _listed(key: str, names: list[str]) -> InputError:
 
 
 def _mixtral_experts(src: str, dst: str, cfg: TransformerConfig, take, hf) -> dict[str, torch.Tensor]:
-    """A Mixtral layer's router and experts, from the fused (transformers 5) or per-expert layout."""
+    """A Mixtral layer's router and experts, from the fused (transformers 5) or per-expert layout, into our
+    stacked ``experts.w_in (E, d, 2h)`` and ``experts.w_out (E, h, d)`` (``x @ W`` layout)."""
     out = {f"{dst}router.weight": take(f"{src}gate.weight")}
     if f"{src}experts.gate_up_proj" in hf:
         gate_up, down = take(f"{src}experts.gate_up_proj"), take(f"{src}experts.down_proj")   # (E, 2h, d), (E, d, h)
-        for e in range(cfg.n_experts):
-            out[f"{dst}experts.{e}.w_in.weight"] = gate_up[e]
-            out[f"{dst}experts.{e}.w_out.weight"] = down[e]
-        return out
-    for e in range(cfg.n_experts):
-        x = f"{src}experts.{e}."
-        out[f"{dst}experts.{e}.w_in.weight"] = torch.cat([take(f"{x}w1.weight"), take(f"{x}w3.weight")])
-        out[f"{dst}experts.{e}.w_out.weight"] = take(f"{x}w2.weight")
+    else:
+        x = [f"{src}experts.{e}." for e in range(cfg.n_experts)]
+        gate_up = torch.stack([torch.cat([take(f"{p}w1.weight"), take(f"{p}w3.weight")]) for p in x])  # (E, 2h, d)
+        down = torch.stack([take(f"{p}w2.weight") for p in x])                                       # (E, d, h)
+    out[f"{dst}experts.w_in"] = gate_up.transpose(1, 2).contiguous()                                # (E, d, 2h)
+    out[f"{dst}experts.w_out"] = down.transpose(1, 2).contiguous()                                  # (E, h, d)
     return out

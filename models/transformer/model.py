@@ -157,7 +157,10 @@ class Transformer(nn.Module):
         residual_std = cfg.init_std / math.sqrt(2 * cfg.n_layers)
 
         def normal(weight: torch.Tensor, std: float) -> None:
-            weight.normal_(0.0, std, generator=gen)
+            weight.copy_(_contiguous(weight).normal_(0.0, std, generator=gen))   # experts are views
+
+        def xavier_normal(weight: torch.Tensor, gain: float) -> None:
+            weight.copy_(nn.init.xavier_normal_(_contiguous(weight), gain=gain, generator=gen))
 
         normal(self.embed.weight, 1.0 if xavier else cfg.init_std)
         if cfg.positions == "learned":
@@ -179,7 +182,7 @@ class Transformer(nn.Module):
                     continue
                 for lin, is_out in ((ffn.w_in, False), (ffn.w_out, True)):
                     if xavier:
-                        nn.init.xavier_normal_(lin.weight, gain=beta, generator=gen)
+                        xavier_normal(lin.weight, beta)
                     else:
                         normal(lin.weight, residual_std if is_out else cfg.init_std)
         if not cfg.tie_embeddings:
@@ -265,6 +268,12 @@ class Transformer(nn.Module):
 
 def _length(table) -> int:
     return (table[0] if isinstance(table, tuple) else table).shape[0]
+
+
+def _contiguous(weight: torch.Tensor) -> torch.Tensor:
+    """An empty contiguous tensor shaped like ``weight``: a draw into it, copied into ``weight``, gives the
+    numbers a contiguous weight would get even when ``weight`` is a transposed view (an MoE expert's)."""
+    return torch.empty(weight.shape, dtype=weight.dtype, device=weight.device)
 
 
 def _ffns(ffn: nn.Module) -> list[nn.Module]:
