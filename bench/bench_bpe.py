@@ -95,9 +95,11 @@ def step_times(text: str, merges: int, split: str) -> list[tuple[float, float]]:
     """(wall, CPU) seconds per step of the tab's step handler (all views), 40 steps spread over the merges."""
     from components import bpe as tab
     from models.bpe_cl100k import encode_cl100k
+    from models.bpe_granularity import Vocabularies
     trace = train_bpe(text, merges, split=split)
     cl = encode_cl100k(text)
-    session = {"trace": trace, "cl_corpus": len(cl.ids), "cl_corpus_bpt": trace.n_bytes / len(cl.ids)}
+    session = {"trace": trace, "cl_corpus": len(cl.ids), "cl_corpus_bpt": trace.n_bytes / len(cl.ids),
+               "vocabularies": Vocabularies.of(text)}
     m = len(trace.merges)
     tab.show_step(session, 1, tab.DEFAULT_TEXT, tab.DEFAULT_WORD)               # imports, caches
     times = []
