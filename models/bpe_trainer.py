@@ -12,11 +12,13 @@ cheaper than a tuple.
 A merge visits the positions of its pair only and, around each, moves the counts of the
 neighbouring pairs ``(left, a) -> (left, new)`` and ``(b, right) -> (new, right)``. Merges with many
 occurrences take a vectorised NumPy path over the same arrays (NumPy views of the ``array``
-buffers). A merge's count is never above the last one's (a new pair occurs at most once per merged
-occurrence), so once a merge has few positions the rest do too: from then on the arrays become
-Python lists (which index about three times faster than ``array`` buffers: no int is boxed) and
-every merge is a plain loop. Both paths give exactly the result of the naive algorithm (tests
-compare them with a full rescan at every step).
+buffers); the rest a plain loop, which is faster for a handful of positions. Both give exactly the
+result of the naive algorithm (tests compare them with a full rescan at every step). (Python lists
+index faster than ``array`` buffers in a micro-benchmark, but at 100 KB the contiguous buffers won:
+lists of boxed ints miss the cache.)
+
+A merge's count is never above the last one's: a new pair occurs at most once per merged
+occurrence, and the other pairs only lose. So no count ever exceeds the first step's largest.
 
 Why the lazy heap is exact: a pair's count only grows in the step that creates its newer token
 (every new adjacency involves the new token), and then the pair is pushed; afterwards its key only
@@ -78,9 +80,9 @@ class BPETrainer:
     ``tie="first"``: among pairs with the top count, the one whose first occurrence comes first
     in the text (minbpe). ``tie="lowest"``: the lowest ``(left, right)``, byte tokens ranked by
     ``byte_order`` (default: byte value), merged tokens by id. ``top``: how many competing pairs
-    each step records; ``vector_min``: merges go through NumPy until the first with fewer candidate
-    positions, then all through the loop (tests set 1 and 10**9 to check each path alone against
-    the naive trainer, and small values to switch early).
+    each step records; ``vector_min``: the candidate positions from which a merge goes through
+    NumPy (tests set 1 and 10**9 to check each path alone against the naive trainer, and 16 to mix
+    them).
 
     >>> trainer = BPETrainer("aaabdaaabac")
     >>> trainer.step(), trainer.step().pair
@@ -218,13 +220,9 @@ class BPETrainer:
         tied = self.hist[count]
         merge = Merge(unpack(code), FIRST_ID + len(self.merges), count)
         positions = self.where.pop(code)
-        if self._np is not None and len(positions) >= self.vector_min:
+        if len(positions) >= self.vector_min:
             lost, born, replaced = self._merge_vector(code, merge.new_id, positions)
         else:
-            if self._np is not None:                            # merges are small from here on
-                self.tok, self.nxt, self.prv, self.weight = (x.tolist() for x in (self.tok, self.nxt, self.prv,
-                                                                                   self.weight))
-                self._np = None
             lost, born, replaced = self._merge_loop(code, merge.new_id, positions)
         lost[code] = self.counts[code]                          # every occurrence is gone (overlaps too)
         self._apply(lost, born)
@@ -360,7 +358,7 @@ class BPETrainer:
 
     def trace(self, requested: int, timing: Timing | None = None) -> BPETrace:
         """The trace of the merges made so far: each distinct chunk's final tokens, in position order."""
-        tok = np.fromiter(self.tok, dtype=np.int64, count=len(self.tok))            # (N,)
+        tok = self._np["tok"]
         alive = tok >= 0                                                              # (N,)
         ends = np.r_[self.starts[1:], len(tok)]                                       # (chunks,)
         bounds = [0, *np.cumsum(alive)[ends - 1].tolist()]      # tokens alive up to each chunk's end

@@ -68,7 +68,7 @@ def test_training_stops_when_no_pair_occurs_twice():
 # ----------------------------------------------------------------------------- the naive reference
 @pytest.mark.parametrize("split", SPLITS)
 @pytest.mark.parametrize("tie", TIES)
-@pytest.mark.parametrize("vector_min", [1, 16, 10**9])   # every merge vectorised / switch to the loop early / none
+@pytest.mark.parametrize("vector_min", [1, 16, 10**9])   # every merge vectorised / both paths / none
 def test_merges_equal_the_naive_full_rescan_trainer(split, tie, vector_min):
     rng = random.Random(hash((split, tie, vector_min)) % 1000)
     texts = [random_text(rng) for _ in range(25)] + [corpus_slice(name, 3000, 500) for name in CORPORA]
