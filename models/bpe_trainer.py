@@ -4,8 +4,11 @@ The distinct chunks of the text are laid end to end in arrays indexed by byte po
 ``tok[i]`` the token starting at ``i`` (``-1`` once absorbed by its left neighbour), ``nxt``/``prv``
 a doubly linked list (``-1`` at a chunk's ends, so no pair crosses a chunk), ``weight[i]`` the
 frequency of the chunk holding ``i``. Beside them: ``counts[pair]`` (weighted, overlapping
-occurrences counted), ``where[pair]`` (ascending positions, possibly stale: checked on use), a lazy
-max-heap of ``(-count, tie key, pair)``, and ``hist[count]`` = how many pairs have that count (to
+occurrences counted), ``where[pair]`` (a tuple of ascending positions, possibly stale: checked on
+use; tuples, not lists, because the garbage collector stops tracking a tuple of ints at its first
+pass, so thousands of them are not promoted to the old generation, where they would bring on full
+collections: ~100 ms with torch loaded), a lazy
+max-heap of ``(-count, tie key, pair)`` (packed in one int), and ``hist[count]`` = how many pairs have that count (to
 say how many tied). A pair ``(a, b)`` is packed into one int, ``a << 16 | b``: hashing an int is
 cheaper than a tuple.
 
@@ -45,6 +48,7 @@ from models.limits import BPE_TOP_PAIRS
 
 SHIFT = 16                 # pair (a, b) -> a << 16 | b: token ids stay below 65,536
 LOW = (1 << SHIFT) - 1
+LIMIT, LOW32, LOW64 = 1 << 40, (1 << 32) - 1, (1 << 64) - 1     # heap entries (see BPETrainer._key)
 VECTOR_MIN = 256           # a merge with at least this many candidate positions goes through NumPy
 
 
@@ -103,10 +107,10 @@ class BPETrainer:
         freq = Counter(chunks)                                  # insertion order = first appearance
         index = {chunk: u for u, chunk in enumerate(freq)}
         self.text, self.split, self.tie, self.top_k, self.vector_min = text, split, tie, top, vector_min
-        self.order = [index[c] for c in chunks]
-        self._rank = list(range(1 << SHIFT))                   # tie key of every id: merged tokens by id
+        self.order = list(map(index.__getitem__, chunks))
+        self._rank = list(range(FIRST_ID))     # tie key of every id so far; step appends merged ids as they are
         if byte_order is not None:
-            if sorted(byte_order) != self._rank[:FIRST_ID]:
+            if sorted(byte_order) != self._rank:
                 raise InputError("bpe_err_byte_order")
             for r, b in enumerate(byte_order):
                 self._rank[b] = r
@@ -132,7 +136,7 @@ class BPETrainer:
             self.hist[c] += 1
         self.heap = [self._key(code, c) for code, c in self.counts.items()]
         heapq.heapify(self.heap)
-        self.best: list[tuple[int, int, int]] = []             # the best entries, out of the heap (see _top)
+        self.best: list[int] = []             # the best entries, out of the heap (see _top)
         self.merges: list[Merge] = []
         self.steps: list[Step] = []
         self.tokens = [int(weight.sum())]                       # tokens of the text after each merge
@@ -148,20 +152,23 @@ class BPETrainer:
         freqs = np.fromiter(freq.values(), dtype=np.int64, count=len(data))           # (chunks,)
         return starts, tok, np.repeat(freqs, lengths)                                 # ..., (N,)
 
-    def _count_pairs(self) -> tuple[dict[int, int], dict[int, list[int]]]:
+    def _count_pairs(self) -> tuple[dict[int, int], dict[int, tuple[int, ...]]]:
         """Every adjacent pair inside a chunk: its weighted count and its positions, ascending."""
         tok, nxt = self._np["tok"], self._np["nxt"]
         pos = np.flatnonzero(nxt >= 0)                                                # (P,)
         pairs, sums, heads, at = self._group(tok[pos] << SHIFT | tok[pos + 1], pos)
-        bounds, at = [*heads.tolist(), len(at)], at.tolist()
+        bounds, at = [*heads.tolist(), len(at)], tuple(at.tolist())
         return dict(zip(pairs, sums.tolist())), {q: at[bounds[g]:bounds[g + 1]] for g, q in enumerate(pairs)}
 
     # ----------------------------------------------------------------- the heap
-    def _key(self, code: int, count: int) -> tuple[int, int, int]:
-        """Heap entry: the smallest entry wins (highest count, then the lowest tie key)."""
+    # An entry is one int, ``(LIMIT - count) << 64 | tie key << 32 | pair``: it orders like the tuple
+    # ``(-count, tie key, pair)`` (the smallest wins), but compares faster and is no object for the
+    # garbage collector to track.
+    def _key(self, code: int, count: int) -> int:
+        """The heap entry of ``code`` at ``count``: highest count first, then the lowest tie key."""
         if self.tie == "first":
-            return (-count, self._first(code), code)
-        return (-count, self._rank[code >> SHIFT] << SHIFT | self._rank[code & LOW], code)
+            return (LIMIT - count) << 64 | self._first(code) << 32 | code
+        return (LIMIT - count) << 64 | (self._rank[code >> SHIFT] << SHIFT | self._rank[code & LOW]) << 32 | code
 
     def _first(self, code: int) -> int:
         """The first position where the pair occurs now (dropping stale positions in front)."""
@@ -171,30 +178,33 @@ class BPETrainer:
             j = nxt[i]
             if tok[i] == a and j >= 0 and tok[j] == b:
                 if k:
-                    del positions[:k]
+                    self.where[code] = positions[k:]
                 return i
         raise AssertionError(f"pair {a, b} has a count but no position")  # pragma: no cover
 
-    def _fresh(self, entry: tuple[int, int, int]) -> tuple[int, int, int] | None:
+    def _fresh(self, entry: int) -> int | None:
         """``entry`` with its pair's current key; ``None`` once the pair is merged away.
 
         An entry is stale exactly when its count is: a pair loses an occurrence (its first one, say)
         only by losing count, and gains occurrences only in the step that pushes it.
         """
-        code = entry[2]
+        code = entry & LOW32
         count = self.counts.get(code, 0)
-        if count == -entry[0] or count == 0:
+        if count == LIMIT - (entry >> 64) or count == 0:
             return entry if count else None
-        return self._key(code, count) if self.tie == "first" else (-count, entry[1], code)
+        if self.tie == "first":
+            return self._key(code, count)
+        return (LIMIT - count) << 64 | entry & LOW64                # the tie key of "lowest" never changes
 
-    def _top(self) -> list[tuple[int, int, int]]:
+    def _top(self) -> list[int]:
         """The best ``top_k`` pairs' entries with their current keys, in tie-rule order.
 
         The last step's best stay out of the heap (refreshed here): after a merge most of them are
         still among the best, so a step pops only the entries that beat them, not ``top_k`` again.
         """
-        heap, k = self.heap, self.top_k
-        best = sorted(e for e in map(self._fresh, self.best) if e is not None)
+        heap, k, counts = self.heap, self.top_k, self.counts
+        best = [e if counts.get(e & LOW32) == LIMIT - (e >> 64) else self._fresh(e) for e in self.best]
+        best = sorted(e for e in best if e is not None)
         while heap and (len(best) < k or heap[0] < best[k - 1]):
             entry = heapq.heappop(heap)
             fresh = self._fresh(entry)
@@ -213,12 +223,13 @@ class BPETrainer:
         if self.stop_reason:
             return None
         top = self._top()
-        if not top or -top[0][0] < 2:
+        if not top or LIMIT - (top[0] >> 64) < 2:
             self.stop_reason = "bpe_stop_single_tokens" if not top else "bpe_stop_no_repeats"
             return None
-        count, code = -top[0][0], top[0][2]
+        count, code = LIMIT - (top[0] >> 64), top[0] & LOW32
         tied = self.hist[count]
         merge = Merge(unpack(code), FIRST_ID + len(self.merges), count)
+        self._rank.append(merge.new_id)                         # merged tokens rank by id, after every byte
         positions = self.where.pop(code)
         if len(positions) >= self.vector_min:
             lost, born, replaced = self._merge_vector(code, merge.new_id, positions)
@@ -227,12 +238,13 @@ class BPETrainer:
         lost[code] = self.counts[code]                          # every occurrence is gone (overlaps too)
         self._apply(lost, born)
         self.merges.append(merge)
-        self.steps.append(Step(tuple([x for e in top for x in (e[2] >> SHIFT, e[2] & LOW, -e[0])]), tied, replaced))
+        flat = [x for e in top for x in ((e & LOW32) >> SHIFT, e & LOW, LIMIT - (e >> 64))]
+        self.steps.append(Step(tuple(flat), tied, replaced))
         self.tokens.append(self.tokens[-1] - replaced)
         return merge
 
-    def _merge_loop(self, code: int, new_id: int, positions: list[int]
-                    ) -> tuple[dict[int, int], dict[int, list[int]], int]:
+    def _merge_loop(self, code: int, new_id: int, positions: Sequence[int]
+                    ) -> tuple[dict[int, int], dict[int, Sequence[int]], int]:
         """Merge left to right in Python. Returns the weight each old neighbouring pair lost, the positions
         of each new pair (ascending), and the weight of the occurrences merged."""
         a, b = code >> SHIFT, code & LOW
@@ -268,8 +280,8 @@ class BPETrainer:
             replaced += w
         return lost, born, replaced
 
-    def _merge_vector(self, code: int, new_id: int, positions: list[int]
-                      ) -> tuple[dict[int, int], dict[int, list[int]], int]:
+    def _merge_vector(self, code: int, new_id: int, positions: Sequence[int]
+                      ) -> tuple[dict[int, int], dict[int, Sequence[int]], int]:
         """The same merge as :meth:`_merge_loop`, vectorised over all occurrences at once."""
         a, b = code >> SHIFT, code & LOW
         tok, nxt, prv, weight = (self._np[k] for k in ("tok", "nxt", "prv", "weight"))
@@ -294,7 +306,7 @@ class BPETrainer:
         # Old and new pairs are disjoint (only new ones hold new_id), and so are their positions.
         lost, lost_count, _, _ = self._group(old, np.concatenate([L[left_free], J[has_right]]))
         born, _, heads, at = self._group(new, np.concatenate([L[left_free], P[has_right]]))
-        bounds, at = [*heads.tolist(), len(at)], at.tolist()
+        bounds, at = [*heads.tolist(), len(at)], tuple(at.tolist())
         return (dict(zip(lost, lost_count.tolist())), {q: at[bounds[g]:bounds[g + 1]] for g, q in enumerate(born)},
                 int(w.sum()))
 
@@ -314,7 +326,7 @@ class BPETrainer:
         heads = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])                  # (groups,)
         return codes[heads].tolist(), np.add.reduceat(self._np["weight"][at], heads), heads, at
 
-    def _apply(self, lost: dict[int, int], born: dict[int, list[int]]) -> None:
+    def _apply(self, lost: dict[int, int], born: dict[int, Sequence[int]]) -> None:
         """Take the lost weight off the old pairs (stale heap entries are refreshed when they reach the
         top); count the new pairs, and push them: the only time a pair's key improves."""
         counts, hist, heap, where, rank = self.counts, self.hist, self.heap, self.where, self._rank
@@ -327,15 +339,16 @@ class BPETrainer:
             else:
                 del counts[q]
                 where.pop(q, None)
-        first, get = self.tie == "first", self.weight.__getitem__
+        first, unit, get = self.tie == "first", self.unit_weight, self.weight.__getitem__
         for q, at in born.items():
             if not at:
                 continue                                        # "abab": born and gone in the same merge
-            c = len(at) if self.unit_weight else sum(map(get, at))
+            c = len(at) if unit else sum(map(get, at))
             counts[q] = c
             hist[c] += 1
-            where[q] = at
-            heapq.heappush(heap, (-c, at[0] if first else rank[q >> SHIFT] << SHIFT | rank[q & LOW], q))
+            where[q] = tuple(at)
+            tie = at[0] if first else rank[q >> SHIFT] << SHIFT | rank[q & LOW]
+            heapq.heappush(heap, (LIMIT - c) << 64 | tie << 32 | q)
 
     def train(self, num_merges: int, *, seconds: float | None = None) -> bool:
         """Merge until there are ``num_merges`` merges, no pair occurs twice, or ``seconds`` have passed.
