@@ -5,12 +5,13 @@ The distinct chunks of the text are laid end to end in arrays indexed by byte po
 a doubly linked list (``-1`` at a chunk's ends, so no pair crosses a chunk), ``weight[i]`` the
 frequency of the chunk holding ``i``. Beside them: ``counts[pair]`` (weighted, overlapping
 occurrences counted), ``where[pair]`` (a tuple of ascending positions, possibly stale: checked on
-use; tuples, not lists, because the garbage collector stops tracking a tuple of ints at its first
-pass, so thousands of them are not promoted to the old generation, where they would bring on full
-collections: ~100 ms with torch loaded), a lazy
-max-heap of ``(-count, tie key, pair)`` (packed in one int), and ``hist[count]`` = how many pairs have that count (to
-say how many tied). A pair ``(a, b)`` is packed into one int, ``a << 16 | b``: hashing an int is
-cheaper than a tuple.
+use), a lazy max-heap of ``(-count, tie key, pair)`` packed in one int, and ``hist[count]`` = how
+many pairs have that count (to say how many tied). A pair ``(a, b)`` is packed into one int,
+``a << 16 | b``: hashing an int is cheaper than a tuple.
+
+Tuples and ints, not lists and tuples, for the garbage collector: it stops tracking a tuple of
+ints at its first pass, and an int is no GC object, so a run does not promote thousands of
+objects to the old generation, where they bring on full collections (~100 ms with torch loaded).
 
 A merge visits the positions of its pair only and, around each, moves the counts of the
 neighbouring pairs ``(left, a) -> (left, new)`` and ``(b, right) -> (new, right)``. Merges with many
@@ -333,9 +334,9 @@ class BPETrainer:
         for q, d in lost.items():
             old = counts[q]
             hist[old] -= 1
-            if old - d:
-                hist[old - d] += 1
-                counts[q] = old - d
+            if new := old - d:
+                hist[new] += 1
+                counts[q] = new
             else:
                 del counts[q]
                 where.pop(q, None)
