@@ -4,16 +4,25 @@ The distinct chunks of the text are laid end to end in arrays indexed by byte po
 ``tok[i]`` the token starting at ``i`` (``-1`` once absorbed by its left neighbour), ``nxt``/``prv``
 a doubly linked list (``-1`` at a chunk's ends, so no pair crosses a chunk), ``weight[i]`` the
 frequency of the chunk holding ``i``. Beside them: ``counts[pair]`` (weighted, overlapping
-occurrences counted), ``where[pair]`` (ascending positions, possibly stale: checked on use), a lazy
-max-heap of ``(-count, tie key, pair)``, and ``hist[count]`` = how many pairs have that count (to
-say how many tied). A pair ``(a, b)`` is packed into one int, ``a << 16 | b``: hashing an int is
-cheaper than a tuple.
+occurrences counted), ``where[pair]`` (a tuple of ascending positions, possibly stale: checked on
+use), a lazy max-heap of ``(-count, tie key, pair)`` packed in one int, and ``hist[count]`` = how
+many pairs have that count (to say how many tied). A pair ``(a, b)`` is packed into one int,
+``a << 16 | b``: hashing an int is cheaper than a tuple.
+
+Tuples and ints, not lists and tuples, for the garbage collector: it stops tracking a tuple of
+ints at its first pass, and an int is no GC object, so a run does not promote thousands of
+objects to the old generation, where they bring on full collections (~100 ms with torch loaded).
 
 A merge visits the positions of its pair only and, around each, moves the counts of the
 neighbouring pairs ``(left, a) -> (left, new)`` and ``(b, right) -> (new, right)``. Merges with many
 occurrences take a vectorised NumPy path over the same arrays (NumPy views of the ``array``
 buffers); the rest a plain loop, which is faster for a handful of positions. Both give exactly the
-result of the naive algorithm (tests compare them with a full rescan at every step).
+result of the naive algorithm (tests compare them with a full rescan at every step). (Python lists
+index faster than ``array`` buffers in a micro-benchmark, but at 100 KB the contiguous buffers won:
+lists of boxed ints miss the cache.)
+
+A merge's count is never above the last one's: a new pair occurs at most once per merged
+occurrence, and the other pairs only lose. So no count ever exceeds the first step's largest.
 
 Why the lazy heap is exact: a pair's count only grows in the step that creates its newer token
 (every new adjacency involves the new token), and then the pair is pushed; afterwards its key only
@@ -22,6 +31,7 @@ stale one is refreshed when it reaches the top.
 """
 from __future__ import annotations
 
+import bisect
 import gc
 import heapq
 import time
@@ -39,6 +49,7 @@ from models.limits import BPE_TOP_PAIRS
 
 SHIFT = 16                 # pair (a, b) -> a << 16 | b: token ids stay below 65,536
 LOW = (1 << SHIFT) - 1
+LIMIT, LOW32, LOW64 = 1 << 40, (1 << 32) - 1, (1 << 64) - 1     # heap entries (see BPETrainer._key)
 VECTOR_MIN = 256           # a merge with at least this many candidate positions goes through NumPy
 
 
@@ -75,7 +86,8 @@ class BPETrainer:
     in the text (minbpe). ``tie="lowest"``: the lowest ``(left, right)``, byte tokens ranked by
     ``byte_order`` (default: byte value), merged tokens by id. ``top``: how many competing pairs
     each step records; ``vector_min``: the candidate positions from which a merge goes through
-    NumPy (tests set 1 and 10**9 to check both paths against the naive trainer).
+    NumPy (tests set 1 and 10**9 to check each path alone against the naive trainer, and 16 to mix
+    them).
 
     >>> trainer = BPETrainer("aaabdaaabac")
     >>> trainer.step(), trainer.step().pair
@@ -96,8 +108,8 @@ class BPETrainer:
         freq = Counter(chunks)                                  # insertion order = first appearance
         index = {chunk: u for u, chunk in enumerate(freq)}
         self.text, self.split, self.tie, self.top_k, self.vector_min = text, split, tie, top, vector_min
-        self.order = [index[c] for c in chunks]
-        self._rank = list(range(FIRST_ID))
+        self.order = list(map(index.__getitem__, chunks))
+        self._rank = list(range(FIRST_ID))     # tie key of every id so far; step appends merged ids as they are
         if byte_order is not None:
             if sorted(byte_order) != self._rank:
                 raise InputError("bpe_err_byte_order")
@@ -106,6 +118,7 @@ class BPETrainer:
 
         starts, tok, weight = self._lay_out(freq)
         n = len(tok)                                            # >= 1: check_corpus refused empty text
+        self.pos_bits = n.bit_length()                          # a position fits in this many bits
         nxt, prv = np.arange(1, n + 1), np.arange(-1, n - 1)                          # (N,), (N,)
         nxt[starts[1:] - 1] = -1
         nxt[-1] = -1
@@ -116,10 +129,15 @@ class BPETrainer:
         self._np = {name: np.frombuffer(getattr(self, name), dtype=np.int64)
                     for name in ("tok", "nxt", "prv", "weight")}
         self.starts = starts
-        self.counts, self.where = self._count_pairs(tok, weight, nxt)
-        self.hist = Counter(self.counts.values())
+        self.unit_weight = bool((weight == 1).all())           # a new pair's count is then its positions
+        self.counts, self.where = self._count_pairs()
+        # hist[c]: how many pairs have count c; no count ever exceeds today's largest (module docstring).
+        self.hist = [0] * (max(self.counts.values(), default=0) + 1)
+        for c in self.counts.values():
+            self.hist[c] += 1
         self.heap = [self._key(code, c) for code, c in self.counts.items()]
         heapq.heapify(self.heap)
+        self.best: list[int] = []             # the best entries, out of the heap (see _top)
         self.merges: list[Merge] = []
         self.steps: list[Step] = []
         self.tokens = [int(weight.sum())]                       # tokens of the text after each merge
@@ -135,30 +153,23 @@ class BPETrainer:
         freqs = np.fromiter(freq.values(), dtype=np.int64, count=len(data))           # (chunks,)
         return starts, tok, np.repeat(freqs, lengths)                                 # ..., (N,)
 
-    @staticmethod
-    def _count_pairs(tok: np.ndarray, weight: np.ndarray, nxt: np.ndarray
-                     ) -> tuple[dict[int, int], defaultdict[int, list[int]]]:
+    def _count_pairs(self) -> tuple[dict[int, int], dict[int, tuple[int, ...]]]:
         """Every adjacent pair inside a chunk: its weighted count and its positions, ascending."""
-        where: defaultdict[int, list[int]] = defaultdict(list)
+        tok, nxt = self._np["tok"], self._np["nxt"]
         pos = np.flatnonzero(nxt >= 0)                                                # (P,)
-        if not len(pos):
-            return {}, where
-        codes = tok[pos] << SHIFT | tok[pos + 1]                                      # (P,)
-        order = np.argsort(codes, kind="stable")                # grouped by pair, positions ascending
-        codes, pos = codes[order], pos[order]
-        first = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])                  # (pairs,)
-        sums = np.add.reduceat(weight[pos], first)                                    # (pairs,)
-        pairs, bounds, positions = codes[first].tolist(), [*first.tolist(), len(pos)], pos.tolist()
-        where.update((pair, positions[bounds[g]:bounds[g + 1]]) for g, pair in enumerate(pairs))
-        return dict(zip(pairs, sums.tolist())), where
+        pairs, sums, heads, at = self._group(tok[pos] << SHIFT | tok[pos + 1], pos)
+        bounds, at = [*heads.tolist(), len(at)], tuple(at.tolist())
+        return dict(zip(pairs, sums.tolist())), {q: at[bounds[g]:bounds[g + 1]] for g, q in enumerate(pairs)}
 
     # ----------------------------------------------------------------- the heap
-    def _key(self, code: int, count: int) -> tuple[int, int, int]:
-        """Heap entry: the smallest entry wins (highest count, then the lowest tie key)."""
+    # An entry is one int, ``(LIMIT - count) << 64 | tie key << 32 | pair``: it orders like the tuple
+    # ``(-count, tie key, pair)`` (the smallest wins), but compares faster and is no object for the
+    # garbage collector to track.
+    def _key(self, code: int, count: int) -> int:
+        """The heap entry of ``code`` at ``count``: highest count first, then the lowest tie key."""
         if self.tie == "first":
-            return (-count, self._first(code), code)
-        a, b, rank = code >> SHIFT, code & LOW, self._rank
-        return (-count, (rank[a] if a < FIRST_ID else a) << SHIFT | (rank[b] if b < FIRST_ID else b), code)
+            return (LIMIT - count) << 64 | self._first(code) << 32 | code
+        return (LIMIT - count) << 64 | (self._rank[code >> SHIFT] << SHIFT | self._rank[code & LOW]) << 32 | code
 
     def _first(self, code: int) -> int:
         """The first position where the pair occurs now (dropping stale positions in front)."""
@@ -168,30 +179,44 @@ class BPETrainer:
             j = nxt[i]
             if tok[i] == a and j >= 0 and tok[j] == b:
                 if k:
-                    del positions[:k]
+                    self.where[code] = positions[k:]
                 return i
         raise AssertionError(f"pair {a, b} has a count but no position")  # pragma: no cover
 
-    def _top(self) -> list[tuple[int, int, int]]:
-        """The best ``top_k`` heap entries with their current keys, in tie-rule order."""
-        heap, counts, found, seen, first = self.heap, self.counts, [], set(), self.tie == "first"
-        while heap and len(found) < self.top_k:
+    def _fresh(self, entry: int) -> int | None:
+        """``entry`` with its pair's current key; ``None`` once the pair is merged away.
+
+        An entry is stale exactly when its count is: a pair loses an occurrence (its first one, say)
+        only by losing count, and gains occurrences only in the step that pushes it.
+        """
+        code = entry & LOW32
+        count = self.counts.get(code, 0)
+        if count == LIMIT - (entry >> 64) or count == 0:
+            return entry if count else None
+        if self.tie == "first":
+            return self._key(code, count)
+        return (LIMIT - count) << 64 | entry & LOW64                # the tie key of "lowest" never changes
+
+    def _top(self) -> list[int]:
+        """The best ``top_k`` pairs' entries with their current keys, in tie-rule order.
+
+        The last step's best stay out of the heap (refreshed here): after a merge most of them are
+        still among the best, so a step pops only the entries that beat them, not ``top_k`` again.
+        """
+        heap, k, counts = self.heap, self.top_k, self.counts
+        best = [e if counts.get(e & LOW32) == LIMIT - (e >> 64) else self._fresh(e) for e in self.best]
+        best = sorted(e for e in best if e is not None)
+        while heap and (len(best) < k or heap[0] < best[k - 1]):
             entry = heapq.heappop(heap)
-            code = entry[2]
-            count = counts.get(code, 0)
-            if count == 0 or code in seen:
-                continue                                        # merged away, or a duplicate
-            # Stale (the count fell, or the first occurrence moved): back in at its true place.
-            # Under "lowest" the tie key never changes, so comparing counts is enough.
-            fresh = self._key(code, count) if first else (-count, entry[1], code)
-            if fresh != entry:
+            fresh = self._fresh(entry)
+            if fresh is entry:
+                bisect.insort(best, entry)
+            elif fresh is not None:                             # stale: back in at its true place
                 heapq.heappush(heap, fresh)
-                continue
-            found.append(entry)
-            seen.add(code)
-        for entry in found:
+        for entry in best[k:]:
             heapq.heappush(heap, entry)
-        return found
+        self.best = best[:k]
+        return self.best
 
     # ----------------------------------------------------------------- one merge
     def step(self) -> Merge | None:
@@ -199,29 +224,34 @@ class BPETrainer:
         if self.stop_reason:
             return None
         top = self._top()
-        if not top or -top[0][0] < 2:
+        if not top or LIMIT - (top[0] >> 64) < 2:
             self.stop_reason = "bpe_stop_single_tokens" if not top else "bpe_stop_no_repeats"
             return None
-        count, code = -top[0][0], top[0][2]
+        count, code = LIMIT - (top[0] >> 64), top[0] & LOW32
         tied = self.hist[count]
         merge = Merge(unpack(code), FIRST_ID + len(self.merges), count)
+        self._rank.append(merge.new_id)                         # merged tokens rank by id, after every byte
         positions = self.where.pop(code)
         if len(positions) >= self.vector_min:
-            delta, replaced = self._merge_vector(code, merge.new_id, positions)
+            lost, born, replaced = self._merge_vector(code, merge.new_id, positions)
         else:
-            delta, replaced = self._merge_loop(code, merge.new_id, positions)
-        delta[code] = -self.counts[code]                        # every occurrence is gone (overlaps too)
-        self._apply(delta)
+            lost, born, replaced = self._merge_loop(code, merge.new_id, positions)
+        lost[code] = self.counts[code]                          # every occurrence is gone (overlaps too)
+        self._apply(lost, born)
         self.merges.append(merge)
-        self.steps.append(Step(tuple(x for e in top for x in (*unpack(e[2]), -e[0])), tied, replaced))
+        flat = [x for e in top for x in ((e & LOW32) >> SHIFT, e & LOW, LIMIT - (e >> 64))]
+        self.steps.append(Step(tuple(flat), tied, replaced))
         self.tokens.append(self.tokens[-1] - replaced)
         return merge
 
-    def _merge_loop(self, code: int, new_id: int, positions: list[int]) -> tuple[dict[int, int], int]:
-        """Merge left to right in Python; return the count changes of the neighbouring pairs."""
+    def _merge_loop(self, code: int, new_id: int, positions: Sequence[int]
+                    ) -> tuple[dict[int, int], dict[int, Sequence[int]], int]:
+        """Merge left to right in Python. Returns the weight each old neighbouring pair lost, the positions
+        of each new pair (ascending), and the weight of the occurrences merged."""
         a, b = code >> SHIFT, code & LOW
-        tok, nxt, prv, weight, where = self.tok, self.nxt, self.prv, self.weight, self.where
-        delta: defaultdict[int, int] = defaultdict(int)
+        tok, nxt, prv, weight = self.tok, self.nxt, self.prv, self.weight
+        lost: defaultdict[int, int] = defaultdict(int)
+        born: defaultdict[int, list[int]] = defaultdict(list)
         new_left = new_id << SHIFT
         replaced = 0
         for i in positions:
@@ -234,23 +264,25 @@ class BPETrainer:
             p = prv[i]
             n = nxt[j]
             if p >= 0:                                          # (left, a) -> (left, new)
-                left = tok[p] << SHIFT
-                delta[left | a] -= w
-                delta[left | new_id] += w
-                where[left | new_id].append(p)                  # positions of a new pair arrive ascending
+                left = tok[p]
+                if left == new_id:      # "abab": the occurrence just before merged, and its (new, a) is gone
+                    born[new_left | a].pop()
+                else:
+                    lost[left << SHIFT | a] += w
+                born[left << SHIFT | new_id].append(p)
             if n >= 0:                                          # (b, right) -> (new, right)
                 right = tok[n]
-                delta[b << SHIFT | right] -= w
-                delta[new_left | right] += w
-                where[new_left | right].append(i)
+                lost[b << SHIFT | right] += w
+                born[new_left | right].append(i)
                 prv[n] = i
             tok[i] = new_id
             tok[j] = -1
             nxt[i] = n
             replaced += w
-        return delta, replaced
+        return lost, born, replaced
 
-    def _merge_vector(self, code: int, new_id: int, positions: list[int]) -> tuple[dict[int, int], int]:
+    def _merge_vector(self, code: int, new_id: int, positions: Sequence[int]
+                      ) -> tuple[dict[int, int], dict[int, Sequence[int]], int]:
         """The same merge as :meth:`_merge_loop`, vectorised over all occurrences at once."""
         a, b = code >> SHIFT, code & LOW
         tok, nxt, prv, weight = (self._np[k] for k in ("tok", "nxt", "prv", "weight"))
@@ -270,41 +302,54 @@ class BPETrainer:
         has_right = R >= 0
         old = np.concatenate([tok[L[left_free]] << SHIFT | a, b << SHIFT | tok[R[has_right]]])
         new = np.concatenate([tok[L[left_free]] << SHIFT | new_id, new_id << SHIFT | right_new[has_right]])
-        at = np.concatenate([L[left_free], P[has_right]])       # where each new pair starts
-        ws = np.concatenate([w[left_free], w[has_right]])
         tok[P], tok[J], nxt[P] = new_id, -1, R                  # the linked list after the merge
         prv[R[has_right]] = P[has_right]
-        # Sum the changes per pair (old and new pairs are disjoint: only new ones hold new_id).
-        keys, inverse = np.unique(np.concatenate([old, new]), return_inverse=True)
-        sums = np.bincount(inverse, weights=np.concatenate([-ws, ws]), minlength=len(keys))
-        delta = dict(zip(keys.tolist(), sums.astype(np.int64).tolist()))
-        order = np.lexsort((at, new))                           # new pairs' positions, grouped, ascending
-        new, at = new[order].tolist(), at[order].tolist()
-        where, start = self.where, 0
-        for end in range(1, len(new) + 1):
-            if end == len(new) or new[end] != new[start]:
-                where[new[start]] += at[start:end]
-                start = end
-        return delta, int(w.sum())
+        # Old and new pairs are disjoint (only new ones hold new_id), and so are their positions.
+        lost, lost_count, _, _ = self._group(old, np.concatenate([L[left_free], J[has_right]]))
+        born, _, heads, at = self._group(new, np.concatenate([L[left_free], P[has_right]]))
+        bounds, at = [*heads.tolist(), len(at)], tuple(at.tolist())
+        return (dict(zip(lost, lost_count.tolist())), {q: at[bounds[g]:bounds[g + 1]] for g, q in enumerate(born)},
+                int(w.sum()))
 
-    def _apply(self, delta: dict[int, int]) -> None:
-        """Add the count changes; push every pair that grew (the only time a pair's key improves)."""
-        counts, hist, heap, where = self.counts, self.hist, self.heap, self.where
-        for q, d in delta.items():
-            if d == 0:
-                continue
-            old = counts.get(q, 0)
-            new = old + d
-            if old:
-                hist[old] -= 1
-            if new:
+    def _group(self, codes: np.ndarray, at: np.ndarray) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
+        """Pairs ``codes`` starting at distinct positions ``at``, grouped by pair with positions ascending
+        (one sort of ``code << pos_bits | position``): the distinct pairs, their weighted counts, where
+        each group starts in the sorted positions, and the sorted positions.
+
+        >>> t = BPETrainer("abxab")
+        >>> t._group(np.array([5, 3, 5]), np.array([3, 1, 0]))[:2]
+        ([3, 5], array([1, 2]))
+        """
+        key = np.sort(codes << self.pos_bits | at)                                   # (K,)
+        codes, at = key >> self.pos_bits, key & ((1 << self.pos_bits) - 1)           # (K,), (K,)
+        if not len(key):
+            return [], key, key, key
+        heads = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])                  # (groups,)
+        return codes[heads].tolist(), np.add.reduceat(self._np["weight"][at], heads), heads, at
+
+    def _apply(self, lost: dict[int, int], born: dict[int, Sequence[int]]) -> None:
+        """Take the lost weight off the old pairs (stale heap entries are refreshed when they reach the
+        top); count the new pairs, and push them: the only time a pair's key improves."""
+        counts, hist, heap, where, rank = self.counts, self.hist, self.heap, self.where, self._rank
+        for q, d in lost.items():
+            old = counts[q]
+            hist[old] -= 1
+            if new := old - d:
                 hist[new] += 1
                 counts[q] = new
             else:
                 del counts[q]
                 where.pop(q, None)
-            if d > 0:
-                heapq.heappush(heap, self._key(q, new))
+        first, unit, get = self.tie == "first", self.unit_weight, self.weight.__getitem__
+        for q, at in born.items():
+            if not at:
+                continue                                        # "abab": born and gone in the same merge
+            c = len(at) if unit else sum(map(get, at))
+            counts[q] = c
+            hist[c] += 1
+            where[q] = tuple(at)
+            tie = at[0] if first else rank[q >> SHIFT] << SHIFT | rank[q & LOW]
+            heapq.heappush(heap, (LIMIT - c) << 64 | tie << 32 | q)
 
     def train(self, num_merges: int, *, seconds: float | None = None) -> bool:
         """Merge until there are ``num_merges`` merges, no pair occurs twice, or ``seconds`` have passed.
