@@ -51,6 +51,12 @@ def test_a_new_session_searches_for_no_module(monkeypatch):
     assert searched == []
 
 
+def test_the_queue_does_not_summarise_every_event():
+    """Gradio's queue rebuilt a pandas summary of all recorded events after each event (4-12 ms of a
+    worker thread); app.py sets it to once per thousand. The attribute is Gradio's private name."""
+    assert app.demo._queue.ANAYLTICS_CACHE_FREQUENCY >= 1000
+
+
 def _keys_used_by_the_ui() -> set[str]:
     keys = set()
     for block in app.demo.blocks.values():
