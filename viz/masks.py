@@ -5,11 +5,9 @@ every control change, and this keeps a redraw to a few milliseconds.
 """
 from __future__ import annotations
 
-import plotly.graph_objects as go
-
 from locales import tr
-from viz.common import (ALLOWED_COLOR, MASKED_COLOR, NAN_COLOR, WEIGHT_SCALE, axis_ref, base_layout,
-                        figure, finite_grid, subplot_row)
+from viz.common import (ALLOWED_COLOR, MASKED_COLOR, NAN_COLOR, WEIGHT_SCALE, PlainFigure, axis_ref,
+                        base_layout, finite_grid, plain_figure, subplot_row)
 
 CONVENTIONS = ("allow", "masked")   # True = may attend (PyTorch) | 1 = masked (many tutorials)
 HOVER = "query %{y} → key %{x}: %{text}<extra></extra>"
@@ -57,7 +55,7 @@ def _weights_heatmap(weights: list[list[float]], panel: int, lang: str, *, text:
 
 
 def mask_panels(labels: list[str], mask: list[list[bool]], weights: list[list[float]],
-                convention: str = "allow", lang: str = "en") -> go.Figure:
+                convention: str = "allow", lang: str = "en") -> PlainFigure:
     """Three panels for one sequence and head: boolean mask, additive mask, softmax weights."""
     if convention not in CONVENTIONS:
         raise ValueError(f"convention {convention!r} must be one of {CONVENTIONS}")
@@ -70,23 +68,23 @@ def mask_panels(labels: list[str], mask: list[list[bool]], weights: list[list[fl
     titles = [tr(lang, f"masks_fig_mask_{convention}"), tr(lang, "masks_fig_additive"),
               tr(lang, "masks_fig_weights")]
     layout = _token_axes(subplot_row(titles, spacing=0.08), labels, lang, 3)
-    return figure(data, layout | base_layout(height=max(380, 160 + 22 * len(labels))))
+    return plain_figure(data, layout | base_layout(height=max(380, 160 + 22 * len(labels))))
 
 
 def composition_figure(labels: list[str], parts: dict[str, list[list[bool]]],
                        combined: list[list[bool]], convention: str = "allow",
-                       lang: str = "en") -> go.Figure:
+                       lang: str = "en") -> PlainFigure:
     """Each rule's mask side by side, then their AND: why padding and causal are combined."""
     names = [*parts, "combined"]
     grids = [*parts.values(), combined]
     data = [_bool_heatmap(grid, convention, i, text=len(labels) <= 10) for i, grid in enumerate(grids)]
     layout = _token_axes(subplot_row([tr(lang, f"masks_fig_{n}") for n in names], spacing=0.04), labels, lang,
                          len(names), key_title=False)
-    return figure(data, layout | base_layout(height=max(300, 120 + 14 * len(labels))))
+    return plain_figure(data, layout | base_layout(height=max(300, 120 + 14 * len(labels))))
 
 
 def nan_trap_figure(labels: list[str], naive: list[list[float]], safe: list[list[float]],
-                    empty_rows: list[bool], lang: str = "en") -> go.Figure:
+                    empty_rows: list[bool], lang: str = "en") -> PlainFigure:
     """Naive softmax (NaN cells in red) next to the backend's (zeros on fully masked rows)."""
     n_empty = sum(empty_rows)
     title = tr(lang, "masks_fig_nan_rows", n=n_empty) if n_empty else tr(lang, "masks_fig_no_nan_rows")
@@ -99,4 +97,4 @@ def nan_trap_figure(labels: list[str], naive: list[list[float]], safe: list[list
     data = [naive_map, nan_cells, _weights_heatmap(safe, 1, lang, text=False)]
     layout = _token_axes(subplot_row([tr(lang, "masks_fig_naive"), tr(lang, "masks_fig_safe")], spacing=0.1),
                          labels, lang, 2)
-    return figure(data, layout | base_layout(height=max(360, 150 + 20 * len(labels)), title=title))
+    return plain_figure(data, layout | base_layout(height=max(360, 150 + 20 * len(labels)), title=title))

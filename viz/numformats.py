@@ -2,10 +2,8 @@
 the table of ranges and casts. Moved here from the Calculator tab."""
 from __future__ import annotations
 
-import plotly.graph_objects as go
-
 from locales import tr
-from viz.common import base_layout, figure, finite
+from viz.common import PlainFigure, base_layout, finite, plain_figure
 
 PALETTE = ["#4f46e5", "#0ea5e9", "#10b981", "#f59e0b", "#ef4444", "#8b5cf6", "#ec4899", "#64748b"]
 BIT_COLORS = {"sign": "#ef4444", "exponent": "#10b981", "mantissa": "#4f46e5", "value": "#64748b"}
@@ -13,7 +11,7 @@ NOTES = {"exact": "numfmt_exact", "rounded": "numfmt_rounded", "overflow": "numf
          "saturated": "numfmt_saturated", "underflow to zero": "numfmt_underflow"}
 
 
-def bits_figure(rows: list[tuple[str, int, int, int, str]], lang: str = "en") -> go.Figure:
+def bits_figure(rows: list[tuple[str, int, int, int, str]], lang: str = "en") -> PlainFigure:
     """One row of coloured cells per format: sign, exponent, mantissa, with the bits of a value."""
     data = []
     for r, (name, sign, exponent, mantissa, bits) in enumerate(rows):
@@ -30,10 +28,11 @@ def bits_figure(rows: list[tuple[str, int, int, int, str]], lang: str = "en") ->
     layout = base_layout(height=110 + 34 * len(rows), title=tr(lang, "numfmt_bits_title")) | {
         "xaxis": {"showgrid": False, "zeroline": False, "showticklabels": False, "range": [-1, 32]},
         "yaxis": {"autorange": "reversed", "showgrid": False}, "legend": {"orientation": "h", "y": -0.1}}
-    return figure(data, layout)
+    return plain_figure(data, layout)
 
 
-def rounding_figure(magnitudes: list[float], errors: dict[str, list[float | None]], lang: str = "en") -> go.Figure:
+def rounding_figure(magnitudes: list[float], errors: dict[str, list[float | None]],
+                    lang: str = "en") -> PlainFigure:
     """One line per format: the relative error of casting each magnitude; a gap where it cannot be stored."""
     data = [{"type": "scatter", "mode": "lines", "name": name, "x": magnitudes, "y": finite(errs),
              "line": {"color": PALETTE[i % 8], "width": 2}, "connectgaps": False,
@@ -43,7 +42,7 @@ def rounding_figure(magnitudes: list[float], errors: dict[str, list[float | None
         "xaxis": {"type": "log", "title": {"text": tr(lang, "numfmt_magnitude")}, "exponentformat": "power"},
         "yaxis": {"type": "log", "title": {"text": tr(lang, "numfmt_rel_error")}, "exponentformat": "power"},
         "legend": {"orientation": "h", "y": -0.25}}
-    return figure(data, layout)
+    return plain_figure(data, layout)
 
 
 def formats_markdown(value: float, casts: list, format_facts: list, lang: str = "en") -> str:
