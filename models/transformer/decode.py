@@ -1,0 +1,120 @@
+"""One decode step of the one transformer, as few PyTorch ops as the arithmetic needs.
+
+A cached decode step of a small model on a CPU is bound by overhead, not arithmetic: one new token
+is a handful of vector × matrix products, and each op costs microseconds of dispatch whatever its
+size (more once the weights streaming through the caches have evicted PyTorch's own code and data).
+The module tree pays for its generality on every step: a Python call per module, a closure per
+sublayer, a split and a transpose per tensor, a dtype check per norm, PyTorch's composite RMSNorm
+(ten ops on a CPU), the flash-attention kernel's set-up for a single query. :class:`DecodeStep` runs
+the *same* model (its own parameters, read by reference, no copy and nothing to invalidate) for the
+plain Llama-shaped configuration with about 20 ops per layer:
+
+    x ← embed[token]
+    per layer:  h = RMSNorm(x);  [q | k | v] = h W_qkvᵀ;  q, k ← RoPE (one roll, one mul, one addcmul)
+                cache[pos] ← k, v;  y = softmax(q Kᵀ · scale) V  (two bmm, GQA by grouping q's heads)
+                x ← x + y W_outᵀ  (one addmm);  x ← x + FFN(RMSNorm(x))  (the second matmul an addmm)
+    logits = head(RMSNorm(x))
+
+The numbers are the forward pass's to float rounding (tests: the logits of every step against the
+plain uncached forward, and the tokens). :func:`supports` says which configurations take this path;
+everything else (a probe, MLA, ALiBi, post-norm, qk-norm, a sliding window, MoE, biases, half
+precision, a batch) runs :meth:`Transformer.forward <models.transformer.Transformer.forward>`.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+import torch.nn.functional as F
+
+from models.checks import InputError
+from models.ffn import GATED, PLAIN
+from models.transformer.layers import HALF
+
+if TYPE_CHECKING:
+    from models.kv_cache import KVCache
+    from models.transformer.model import Transformer
+
+
+def supports(model: "Transformer", cache: "KVCache | None", ids: torch.Tensor) -> bool:
+    """Whether :class:`DecodeStep` computes ``model(ids, cache)``: one token of a batch of one, with a
+    cache, for a pre-norm MHA/GQA/MQA model without biases, in float32 or float64."""
+    cfg = model.config
+    return (cache is not None and tuple(ids.shape) == (1, 1) and cache.buffers[0].shape[1] == 1
+            and cfg.attention == "mha" and cfg.positions in ("rope", "none") and cfg.placement == "pre"
+            and not cfg.qk_norm and cfg.sliding_window is None and cfg.ffn != "moe"
+            and not (cfg.qkv_bias or cfg.out_bias or cfg.ffn_bias)
+            and model.head.weight.dtype not in HALF and model.head.bias is None)
+
+
+class DecodeStep:
+    """``step(ids (1, 1)) -> logits (1, 1, vocab)``, writing the token's keys and values into ``cache``:
+    what ``model(ids, cache)`` returns, for a model and cache that :func:`supports` accepts.
+
+    Built once per generation (the weights are the modules' own tensors; a model changed between two
+    generations needs nothing rebuilt).
+    """
+
+    def __init__(self, model: "Transformer", cache: "KVCache"):
+        cfg = self.config = model.config
+        self.cache = cache
+        self.embed, self.head = model.embed.weight, model.head.weight
+        self.H, self.n_kv, self.hd, self.vd = cfg.n_heads, cfg.n_kv_heads, cfg.head_dim, cfg.v_head_dim
+        self.rms = cfg.norm == "rmsnorm"
+        self.final_norm = _norm(model.final_norm)
+        keys, values = cache.buffers                                           # (L, 1, n_kv, capacity, ·)
+        self.layers = [(_norm(block.attn_norm), block.attn.qkv.weight, block.attn.out.weight.t(), block.attn.scale,
+                        _norm(block.ffn_norm), block.ffn.w_in.weight, block.ffn.w_out.weight.t(),
+                        keys[i, 0], values[i, 0])                              # (n_kv, capacity, ·) views
+                       for i, block in enumerate(model.blocks)]
+        self.ffn_kind, self.ffn_hidden = cfg.ffn, cfg.d_ff
+        self.rope = None
+        if cfg.positions == "rope":
+            cos, sin = model._table("rope", cache.capacity, model.head.weight.device)   # (≥ capacity, hd)
+            half = cfg.rope_width // 2
+            # rotate_half(x)·sin = roll(x, half)·[−sin₁ | sin₂]: one roll instead of two slices, a neg, a cat
+            self.rope = cos.to(self.embed.dtype), torch.cat([-sin[:, :half], sin[:, half:]], -1).to(self.embed.dtype)
+            self.half = half
+
+    def norm(self, x: torch.Tensor, norm: tuple) -> torch.Tensor:
+        """RMSNorm (or LayerNorm) of ``x (1, d)`` in the fewest ops: ``x · rsqrt(mean(x²) + eps) · w``."""
+        weight, bias, eps = norm
+        if self.rms:
+            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True).add_(eps)) * weight
+        return F.layer_norm(x, weight.shape, weight, bias, eps)
+
+    def __call__(self, ids: torch.Tensor) -> torch.Tensor:
+        cache = self.cache
+        pos = cache.length                                                     # this token's position
+        if pos + 1 > cache.capacity:
+            raise InputError("kv_err_cache_full", capacity=cache.capacity, filled=pos, more=1)
+        H, n_kv, hd, vd = self.H, self.n_kv, self.hd, self.vd
+        S = pos + 1                                                            # keys this token attends to
+        x = F.embedding(ids[0], self.embed)                                    # (1, d)
+        if self.rope is not None:
+            cos, sin = self.rope[0][pos], self.rope[1][pos]                    # (hd,)
+        for attn_norm, w_qkv, w_out_t, scale, ffn_norm, w_in, w_out2_t, keys, values in self.layers:
+            qkv = F.linear(self.norm(x, attn_norm), w_qkv)                     # (1, (H + n_kv)·hd + n_kv·vd)
+            qk = qkv[0, : (H + n_kv) * hd].view(H + n_kv, hd)                  # (H + n_kv, hd)
+            if self.rope is not None:
+                qk = torch.addcmul(qk * cos, qk.roll(self.half, -1), sin)      # RoPE on q and k at once
+            keys[:, pos] = qk[H:]                                              # (n_kv, hd) into the cache
+            values[:, pos] = qkv[0, (H + n_kv) * hd:].view(n_kv, vd)
+            q = qk[:H].view(n_kv, H // n_kv, hd)                               # (n_kv, group, hd): GQA groups
+            scores = torch.bmm(q, keys[:, :S].transpose(1, 2)).mul_(scale)     # (n_kv, group, S)
+            y = torch.bmm(scores.softmax(-1), values[:, :S])                   # (n_kv, group, vd)
+            x = torch.addmm(x, y.view(1, H * vd), w_out_t)                     # (1, d): residual + out proj
+            u = F.linear(self.norm(x, ffn_norm), w_in)                         # (1, h) or (1, 2h)
+            if self.ffn_kind in GATED:
+                gate, up = u.split(self.ffn_hidden, -1)
+                u = GATED[self.ffn_kind](gate).mul_(up)                        # act(gate) ⊙ up
+            else:
+                u = PLAIN[self.ffn_kind](u)
+            x = torch.addmm(x, u, w_out2_t)                                    # (1, d): residual + FFN out
+        cache.advance(1)
+        return F.linear(self.norm(x, self.final_norm), self.head)[None]        # (1, 1, vocab)
+
+
+def _norm(module) -> tuple[torch.Tensor, torch.Tensor | None, float]:
+    """A norm module's ``(weight, bias or None, eps)``."""
+    return module.weight, getattr(module, "bias", None), module.eps
