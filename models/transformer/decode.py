@@ -60,53 +60,63 @@ class DecodeStep:
         self.cache = cache
         self.embed, self.head = model.embed.weight, model.head.weight
         self.H, self.n_kv, self.hd, self.vd = cfg.n_heads, cfg.n_kv_heads, cfg.head_dim, cfg.v_head_dim
-        self.rms = cfg.norm == "rmsnorm"
+        self.rms, self.eps = cfg.norm == "rmsnorm", cfg.norm_eps
         self.final_norm = _norm(model.final_norm)
-        keys, values = cache.buffers                                           # (L, 1, n_kv, capacity, ·)
-        self.layers = [(_norm(block.attn_norm), block.attn.qkv.weight, block.attn.out.weight.t(), block.attn.scale,
-                        _norm(block.ffn_norm), block.ffn.w_in.weight, block.ffn.w_out.weight.t(),
-                        keys[i, 0], values[i, 0])                              # (n_kv, capacity, ·) views
-                       for i, block in enumerate(model.blocks)]
+        self.layers = [(_norm(block.attn_norm), block.attn.qkv.weight, block.attn.out.weight.t(),
+                        _norm(block.ffn_norm), block.ffn.w_in.weight, block.ffn.w_out.weight.t())
+                       for block in model.blocks]
+        self.keys, self.values = (b[:, 0] for b in cache.buffers)              # (L, n_kv, capacity, ·)
         self.ffn_kind, self.ffn_hidden = cfg.ffn, cfg.d_ff
+        dtype = self.embed.dtype
+        # q's rows carry the attention scale 1/√head_dim, k's rows 1: q·k comes out scaled
+        self.scale = torch.tensor([model.blocks[0].attn.scale] * self.H + [1.0] * self.n_kv, dtype=dtype,
+                                  device=self.embed.device)[:, None]          # (H + n_kv, 1)
         self.rope = None
         if cfg.positions == "rope":
-            cos, sin = model._table("rope", cache.capacity, model.head.weight.device)   # (≥ capacity, hd)
+            cos, sin = model._table("rope", cache.capacity, self.embed.device)   # (≥ capacity, hd)
             half = cfg.rope_width // 2
             # rotate_half(x)·sin = roll(x, half)·[−sin₁ | sin₂]: one roll instead of two slices, a neg, a cat
-            self.rope = cos.to(self.embed.dtype), torch.cat([-sin[:, :half], sin[:, half:]], -1).to(self.embed.dtype)
+            self.rope = cos.to(dtype), torch.cat([-sin[:, :half], sin[:, half:]], -1).to(dtype)
             self.half = half
 
     def norm(self, x: torch.Tensor, norm: tuple) -> torch.Tensor:
-        """RMSNorm (or LayerNorm) of ``x (1, d)`` in the fewest ops: ``x · rsqrt(mean(x²) + eps) · w``."""
+        """RMSNorm (or LayerNorm) of ``x (1, d)``: ``x · rsqrt(x·x / d + eps) · w``, the mean square in one
+        ``addmm`` (PyTorch's CPU ``rms_norm`` is a composite of ten ops, ``pow`` + ``mean`` two more)."""
         weight, bias, eps = norm
         if self.rms:
-            return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True).add_(eps)) * weight
-        return F.layer_norm(x, weight.shape, weight, bias, eps)
+            return torch.mul(x, torch.addmm(eps, x, x.mT, alpha=1 / x.shape[-1]).rsqrt_()).mul_(weight)
+        return F.layer_norm(x, weight.shape[-1:], weight.view(-1), bias, self.eps)
 
     def __call__(self, ids: torch.Tensor) -> torch.Tensor:
         cache = self.cache
         pos = cache.length                                                     # this token's position
         if pos + 1 > cache.capacity:
             raise InputError("kv_err_cache_full", capacity=cache.capacity, filled=pos, more=1)
-        H, n_kv, hd, vd = self.H, self.n_kv, self.hd, self.vd
-        S = pos + 1                                                            # keys this token attends to
+        H, n_kv, hd = self.H, self.n_kv, self.hd
+        group, width = H // n_kv, H * self.vd
+        # every layer's views for this step, in four ops: where the new k and v go, what attention reads
+        new_k, new_v = self.keys.select(2, pos).unbind(0), self.values.select(2, pos).unbind(0)    # (n_kv, ·)
+        past_kt = self.keys.narrow(2, 0, pos + 1).transpose(2, 3).unbind(0)                     # (n_kv, hd, S)
+        past_v = self.values.narrow(2, 0, pos + 1).unbind(0)                                    # (n_kv, S, vd)
+        if self.rope is not None:                                              # (H + n_kv, hd), q's scaled
+            cos, sin = self.rope[0][pos] * self.scale, self.rope[1][pos] * self.scale
         x = F.embedding(ids[0], self.embed)                                    # (1, d)
-        if self.rope is not None:
-            cos, sin = self.rope[0][pos], self.rope[1][pos]                    # (hd,)
-        for attn_norm, w_qkv, w_out_t, scale, ffn_norm, w_in, w_out2_t, keys, values in self.layers:
-            qkv = F.linear(self.norm(x, attn_norm), w_qkv)                     # (1, (H + n_kv)·hd + n_kv·vd)
-            qk = qkv[0, : (H + n_kv) * hd].view(H + n_kv, hd)                  # (H + n_kv, hd)
-            if self.rope is not None:
-                qk = torch.addcmul(qk * cos, qk.roll(self.half, -1), sin)      # RoPE on q and k at once
-            keys[:, pos] = qk[H:]                                              # (n_kv, hd) into the cache
-            values[:, pos] = qkv[0, (H + n_kv) * hd:].view(n_kv, vd)
-            q = qk[:H].view(n_kv, H // n_kv, hd)                               # (n_kv, group, hd): GQA groups
-            scores = torch.bmm(q, keys[:, :S].transpose(1, 2)).mul_(scale)     # (n_kv, group, S)
-            y = torch.bmm(scores.softmax(-1), values[:, :S])                   # (n_kv, group, vd)
-            x = torch.addmm(x, y.view(1, H * vd), w_out_t)                     # (1, d): residual + out proj
+        for i, (attn_norm, w_qkv, w_out_t, ffn_norm, w_in, w_out2_t) in enumerate(self.layers):
+            qk, v = F.linear(self.norm(x, attn_norm), w_qkv)[0].split_with_sizes(((H + n_kv) * hd, n_kv * self.vd))
+            qk = qk.view(H + n_kv, hd)
+            if self.rope is not None:                                          # RoPE on q and k at once
+                qk = torch.addcmul(qk * cos, qk.roll(self.half, -1), sin)      # (H + n_kv, hd)
+            else:
+                qk = qk * self.scale
+            q, k = qk.split_with_sizes((H, n_kv))                              # (H, hd), (n_kv, hd)
+            new_k[i].copy_(k)                                                  # into the cache, in place
+            new_v[i].copy_(v.view(n_kv, self.vd))
+            scores = torch.bmm(q.view(n_kv, group, hd), past_kt[i])            # (n_kv, group, S): GQA groups
+            y = torch.bmm(scores.softmax(-1), past_v[i])                       # (n_kv, group, vd)
+            x = torch.addmm(x, y.view(1, width), w_out_t)                      # (1, d): residual + out proj
             u = F.linear(self.norm(x, ffn_norm), w_in)                         # (1, h) or (1, 2h)
             if self.ffn_kind in GATED:
-                gate, up = u.split(self.ffn_hidden, -1)
+                gate, up = u.split_with_sizes((self.ffn_hidden, self.ffn_hidden), -1)
                 u = GATED[self.ffn_kind](gate).mul_(up)                        # act(gate) ⊙ up
             else:
                 u = PLAIN[self.ffn_kind](u)
@@ -115,6 +125,8 @@ class DecodeStep:
         return F.linear(self.norm(x, self.final_norm), self.head)[None]        # (1, 1, vocab)
 
 
-def _norm(module) -> tuple[torch.Tensor, torch.Tensor | None, float]:
-    """A norm module's ``(weight, bias or None, eps)``."""
-    return module.weight, getattr(module, "bias", None), module.eps
+def _norm(module) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+    """A norm module's weight ``(1, d)``, bias (LayerNorm) and eps as a ``(1, 1)`` tensor (RMSNorm's ``addmm``)."""
+    weight = module.weight
+    return weight[None], getattr(module, "bias", None), torch.full((1, 1), module.eps, dtype=weight.dtype,
+                                                                    device=weight.device)
