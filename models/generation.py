@@ -8,7 +8,8 @@ creates one, fills it and returns it (the contract of the KV tab; the transforme
 unless given one). Attention variants and MLA's absorbed form: :mod:`models.transformer.attention`.
 
 Generation (:func:`generate_steps`): prefill runs the prompt once and fills the cache; each decode
-step feeds one token. ``use_cache=False`` recomputes the whole sequence every step, for
+step feeds one token (through :class:`~models.transformer.decode.DecodeStep`, the same weights in
+fewer ops, where the configuration allows). ``use_cache=False`` recomputes the whole sequence every step, for
 comparison. Each next token is drawn by :func:`sample_next` from the distribution that
 :func:`filter_logits` leaves after temperature, top-k and top-p (the Attention tab draws the same
 filters). Not handled: batched generation of unequal lengths, beam search, repetition penalties,
