@@ -106,15 +106,18 @@ class DecodeStep:
         x = F.embedding(ids[0], self.embed)                                    # (1, d)
         for i, (attn_norm, w_qkv_t, w_out_t, ffn_norm, w_in_t, w_out2_t) in enumerate(self.layers):
             qkv = torch.mm(self.norm(x, attn_norm), w_qkv_t)                  # (1, (H + n_kv)·hd + n_kv·vd)
-            qk, v = qkv[0].split_with_sizes(((H + n_kv) * hd, n_kv * self.vd))
-            qk = qk.view(H + n_kv, hd)
+            if self.vd == hd:                                                  # rows of one head: one view
+                qk, v = qkv.view(-1, hd).split_with_sizes((H + n_kv, n_kv))    # (H + n_kv, hd), (n_kv, hd)
+            else:
+                qk, v = qkv[0].split_with_sizes(((H + n_kv) * hd, n_kv * self.vd))
+                qk, v = qk.view(H + n_kv, hd), v.view(n_kv, self.vd)
             if self.rope is not None:                                          # RoPE on q and k at once
                 qk = torch.addcmul(qk * cos, qk.roll(self.half, -1), sin)      # (H + n_kv, hd)
             else:
                 qk = qk * self.scale
             q, k = qk.split_with_sizes((H, n_kv))                              # (H, hd), (n_kv, hd)
             new_k[i].copy_(k)                                                  # into the cache, in place
-            new_v[i].copy_(v.view(n_kv, self.vd))
+            new_v[i].copy_(v)
             scores = torch.bmm(q.view(n_kv, group, hd), past_kt[i])            # (n_kv, group, S): GQA groups
             y = torch.bmm(scores.softmax(-1), past_v[i])                       # (n_kv, group, vd)
             x = torch.addmm(x, y.view(1, width), w_out_t)                      # (1, d): residual + out proj
