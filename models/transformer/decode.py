@@ -56,6 +56,16 @@ class DecodeStep:
 
     Built once per generation (the weights are the modules' own tensors; a model changed between two
     generations needs nothing rebuilt).
+
+    >>> from models.transformer import Transformer, TransformerConfig
+    >>> model = Transformer.seeded(TransformerConfig(11, 2, 16, 4, 8, n_kv_heads=2))
+    >>> ids = torch.tensor([[1, 2, 3, 4]])
+    >>> full, _ = model(ids)                                        # no cache: the plain forward
+    >>> cache = model.new_cache(capacity=4)
+    >>> _ = model(ids[:, :3], cache)                                # the prefill fills 3 positions
+    >>> step = DecodeStep(model, cache)
+    >>> torch.allclose(step(ids[:, 3:]), full[:, 3:], atol=1e-6), cache.length
+    (True, 4)
     """
 
     def __init__(self, model: "Transformer", cache: "KVCache"):
@@ -90,6 +100,7 @@ class DecodeStep:
             return torch.mul(x, torch.addmm(eps, x, x.mT, alpha=1 / x.shape[-1]).rsqrt_()).mul_(weight)
         return F.layer_norm(x, weight.shape[-1:], weight.view(-1), bias, self.eps)
 
+    @torch.inference_mode()                    # a decode step records nothing for autograd, wherever it is called
     def __call__(self, ids: torch.Tensor) -> torch.Tensor:
         cache = self.cache
         pos = cache.length                                                     # this token's position
