@@ -265,8 +265,9 @@ class KVCache:
         return sum(self.nbytes_per_layer())
 
     def nbytes_per_layer(self) -> list[int]:
-        return [sum(b[layer, :, :, : self.length].nbytes for b in self.buffers)
-                for layer in range(self.config.n_layers)]
+        """Every layer caches as much: the filled part of all layers' buffers, divided by ``L``."""
+        L = self.config.n_layers
+        return [sum(b.narrow(3, 0, self.length).nbytes for b in self.buffers) // L] * L
 
     def capacity_nbytes(self) -> int:
         """Bytes reserved by the preallocated buffers (filled or not)."""

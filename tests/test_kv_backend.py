@@ -376,3 +376,78 @@ def test_check_prompt():
         check_prompt(None, 10)
     with pytest.raises(ValueError, match=re.escape("the prompt (500 tokens) plus 20 new tokens is 520")):
         check_prompt("x" * 500, 20)
+
+
+# --------------------------------------------------------------------------- the fast decode step = the forward
+FAST = {  # name -> a TransformerConfig that DecodeStep takes (float64: equal to float rounding)
+    "MHA": dict(n_kv_heads=4),
+    "GQA": dict(n_kv_heads=2),
+    "MQA": dict(n_kv_heads=1),
+    "layernorm, GELU, no positions": dict(n_kv_heads=2, norm="layernorm", ffn="gelu", positions="none"),
+    "GEGLU, v_head_dim 6, tied": dict(n_kv_heads=2, ffn="geglu", v_head_dim=6, tie_embeddings=True),
+}
+
+
+@pytest.mark.parametrize("name", list(FAST))
+def test_fast_decode_step_gives_the_full_forward_logits_and_cache(name):
+    """Prefill 4 by the forward, then 8 fast steps: each step's logits equal the uncached full forward's
+    at that position, and the cache equals the one the forward fills, to 1e-10 in float64."""
+    from models.transformer import Transformer, TransformerConfig
+    from models.transformer.decode import DecodeStep, supports
+    cfg = TransformerConfig(vocab_size=37, n_layers=2, d_model=32, n_heads=4, max_seq_len=16, **FAST[name])
+    model = Transformer.seeded(cfg, seed=3, dtype=torch.float64).eval()
+    with torch.no_grad():
+        for p in model.parameters():                    # far from uniform attention, norms away from 1
+            p.mul_(4) if p.dim() == 2 else p.uniform_(0.5, 1.5)
+    ids = torch.randint(0, 37, (1, 12), generator=torch.Generator().manual_seed(2))
+    with torch.no_grad():
+        full, _ = model(ids)                                                   # (1, 12, vocab), no cache
+        fast_cache, slow_cache = model.new_cache(capacity=12), model.new_cache(capacity=12)
+        model(ids[:, :4], fast_cache), model(ids[:, :4], slow_cache)
+        step = DecodeStep(model, fast_cache)
+        for t in range(4, 12):
+            assert supports(model, fast_cache, ids[:, t:t + 1])
+            logits = step(ids[:, t:t + 1])                                     # (1, 1, vocab)
+            torch.testing.assert_close(logits, full[:, t:t + 1], atol=1e-10, rtol=1e-10)
+            model(ids[:, t:t + 1], slow_cache)
+    assert fast_cache.length == slow_cache.length == 12
+    for fast, slow in zip(fast_cache.buffers, slow_cache.buffers):
+        torch.testing.assert_close(fast, slow, atol=1e-10, rtol=1e-10)
+
+
+@pytest.mark.parametrize("change", [dict(attention="mla", kv_latent_dim=8), dict(placement="post"),
+                                    dict(qk_norm=True), dict(sliding_window=4), dict(qkv_bias=True),
+                                    dict(positions="alibi"), dict(positions="learned"),
+                                    dict(ffn="moe", n_experts=2, top_k=1)])
+def test_fast_decode_refuses_what_it_does_not_compute(change):
+    from models.transformer import Transformer, TransformerConfig
+    from models.transformer.decode import supports
+    model = Transformer(TransformerConfig(vocab_size=37, n_layers=1, d_model=32, n_heads=4, max_seq_len=16, **change))
+    plain = Transformer(TransformerConfig(vocab_size=37, n_layers=1, d_model=32, n_heads=4, max_seq_len=16))
+    one = torch.tensor([[1]])
+    assert not supports(model, model.new_cache(), one)
+    assert supports(plain, plain.new_cache(), one)
+    assert not supports(plain, plain.new_cache(batch=2), torch.tensor([[1], [2]]))     # a batch
+    assert not supports(plain, plain.new_cache(), torch.tensor([[1, 2]]))              # a chunk
+    assert not supports(plain.to(torch.bfloat16), plain.new_cache(), one)              # half precision
+
+
+@pytest.mark.parametrize("name", ["MHA", "GQA", "MQA"])
+def test_generate_takes_the_fast_path_and_keeps_the_tokens(name, monkeypatch):
+    from models.transformer import decode
+    model = random_model(name, seed=1)
+    calls = []
+    monkeypatch.setattr(decode.DecodeStep, "__call__",
+                        lambda self, ids, original=decode.DecodeStep.__call__: calls.append(1) or original(self, ids))
+    cached = generate(model, [1, 5, 7, 2], 30)
+    assert len(calls) == 29                                                    # every step after the prefill
+    assert cached.new_tokens == generate(model, [1, 5, 7, 2], 30, use_cache=False).new_tokens
+
+
+def test_a_model_that_generated_can_still_train():
+    """Generation runs under inference_mode; the position tables it builds must stay ordinary tensors."""
+    from models.transformer import Transformer
+    model = Transformer.seeded(VARIANTS["GQA"].transformer())
+    generate(model, [1, 2, 3], 40)
+    model.loss(torch.randint(0, 37, (2, 30))).backward()
+    assert model.blocks[0].attn.qkv.weight.grad is not None

@@ -251,18 +251,17 @@ class Transformer(nn.Module):
         cfg = self.config
         key = (device, kind)
         table = self._tables.get(key)
-        if kind == "alibi":
-            if table is None:
-                table = self._tables[key] = alibi_slopes(cfg.n_heads, device=device)
+        if table is not None and (kind == "alibi" or _length(table) >= needed):
             return table
-        if table is None or _length(table) < needed:
-            n = min(cfg.max_seq_len, 1 << max(6, (needed - 1).bit_length()))
-            if kind == "rope":
-                table = rope_tables(n, cfg.rope_width, cfg.rope_base, scale=cfg.rope_scale,
-                                    ntk_alpha=cfg.rope_ntk_alpha, llama3=cfg.rope_llama3, device=device)
+        with torch.inference_mode(False):      # built under inference_mode too, the tables stay usable for training
+            if kind == "alibi":
+                table = alibi_slopes(cfg.n_heads, device=device)
             else:
-                table = sinusoidal_rows(0, n, cfg.d_model, device=device)
-            self._tables[key] = table
+                n = min(cfg.max_seq_len, 1 << max(6, (needed - 1).bit_length()))
+                table = (rope_tables(n, cfg.rope_width, cfg.rope_base, scale=cfg.rope_scale,
+                                     ntk_alpha=cfg.rope_ntk_alpha, llama3=cfg.rope_llama3, device=device)
+                         if kind == "rope" else sinusoidal_rows(0, n, cfg.d_model, device=device))
+        self._tables[key] = table
         return table
 
 

@@ -1,0 +1,150 @@
+"""One decode step of the one transformer, as few PyTorch ops as the arithmetic needs.
+
+A cached decode step of a small model on a CPU is bound by overhead, not arithmetic: one new token
+is a handful of vector × matrix products, and each op costs microseconds of dispatch whatever its
+size (more once the weights streaming through the caches have evicted PyTorch's own code and data).
+The module tree pays for its generality on every step: a Python call per module, a closure per
+sublayer, a split and a transpose per tensor, a dtype check per norm, PyTorch's composite RMSNorm
+(ten ops on a CPU), the flash-attention kernel's set-up for a single query. :class:`DecodeStep` runs
+the *same* model (its own parameters, read by reference, no copy and nothing to invalidate) for the
+plain Llama-shaped configuration, about 30 calls per layer (the bench model: 370 ATen ops per token
+against the forward's 790; the weights' matmuls are then most of a step):
+
+    x ← embed[token]
+    per layer:  h = RMSNorm(x) (x·x by addmm);  [q | k | v] = h W_qkvᵀ (mm)
+                q, k ← RoPE (one mul, one roll, one addcmul; q's table rows carry the scale 1/√d_head)
+                cache[pos] ← k, v (two copy_ into views taken once per step for all layers)
+                y = softmax(q Kᵀ) V (two bmm; GQA by grouping q's heads, no repeat)
+                x ← x + y W_outᵀ (one addmm);  x ← x + FFN(RMSNorm(x)) (its last matmul an addmm)
+    logits = head(RMSNorm(x))
+
+The numbers are the forward pass's to float rounding (tests: the logits of every step against the
+plain uncached forward, and the tokens). :func:`supports` says which configurations take this path;
+everything else (a probe, MLA, ALiBi, post-norm, qk-norm, a sliding window, MoE, biases, half
+precision, a batch) runs :meth:`Transformer.forward <models.transformer.Transformer.forward>`.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import torch
+import torch.nn.functional as F
+
+from models.checks import InputError
+from models.ffn import GATED, PLAIN
+from models.transformer.layers import HALF
+
+if TYPE_CHECKING:
+    from models.kv_cache import KVCache
+    from models.transformer.model import Transformer
+
+
+def supports(model: "Transformer", cache: "KVCache | None", ids: torch.Tensor) -> bool:
+    """Whether :class:`DecodeStep` computes ``model(ids, cache)``: one token of a batch of one, with a
+    cache, for a pre-norm MHA/GQA/MQA model without biases, in float32 or float64."""
+    cfg = model.config
+    return (cache is not None and tuple(ids.shape) == (1, 1) and cache.buffers[0].shape[1] == 1
+            and cfg.attention == "mha" and cfg.positions in ("rope", "none") and cfg.placement == "pre"
+            and not cfg.qk_norm and cfg.sliding_window is None and cfg.ffn != "moe"
+            and not (cfg.qkv_bias or cfg.out_bias or cfg.ffn_bias)
+            and model.head.weight.dtype not in HALF and model.head.bias is None)
+
+
+class DecodeStep:
+    """``step(ids (1, 1)) -> logits (1, 1, vocab)``, writing the token's keys and values into ``cache``:
+    what ``model(ids, cache)`` returns, for a model and cache that :func:`supports` accepts.
+
+    Built once per generation (the weights are the modules' own tensors; a model changed between two
+    generations needs nothing rebuilt).
+
+    >>> from models.transformer import Transformer, TransformerConfig
+    >>> model = Transformer.seeded(TransformerConfig(11, 2, 16, 4, 8, n_kv_heads=2))
+    >>> ids = torch.tensor([[1, 2, 3, 4]])
+    >>> full, _ = model(ids)                                        # no cache: the plain forward
+    >>> cache = model.new_cache(capacity=4)
+    >>> _ = model(ids[:, :3], cache)                                # the prefill fills 3 positions
+    >>> step = DecodeStep(model, cache)
+    >>> torch.allclose(step(ids[:, 3:]), full[:, 3:], atol=1e-6), cache.length
+    (True, 4)
+    """
+
+    def __init__(self, model: "Transformer", cache: "KVCache"):
+        cfg = self.config = model.config
+        self.cache = cache
+        self.embed, self.head_t = model.embed.weight, model.head.weight.t()
+        self.H, self.n_kv, self.hd, self.vd = cfg.n_heads, cfg.n_kv_heads, cfg.head_dim, cfg.v_head_dim
+        self.rms, self.eps = cfg.norm == "rmsnorm", cfg.norm_eps
+        self.final_norm = _norm(model.final_norm)
+        self.layers = [(_norm(block.attn_norm), block.attn.qkv.weight.t(), block.attn.out.weight.t(),
+                        _norm(block.ffn_norm), block.ffn.w_in.weight.t(), block.ffn.w_out.weight.t())
+                       for block in model.blocks]                             # (in, out) views: x @ Wᵀ by mm
+        self.keys, self.values = (b[:, 0] for b in cache.buffers)              # (L, n_kv, capacity, ·)
+        self.ffn_kind, self.ffn_hidden = cfg.ffn, cfg.d_ff
+        dtype = self.embed.dtype
+        # q's rows carry the attention scale 1/√head_dim, k's rows 1: q·k comes out scaled
+        self.scale = torch.tensor([model.blocks[0].attn.scale] * self.H + [1.0] * self.n_kv, dtype=dtype,
+                                  device=self.embed.device)[:, None]          # (H + n_kv, 1)
+        self.rope = None
+        if cfg.positions == "rope":
+            cos, sin = model._table("rope", cache.capacity, self.embed.device)   # (≥ capacity, hd)
+            half = cfg.rope_width // 2
+            # rotate_half(x)·sin = roll(x, half)·[−sin₁ | sin₂]: one roll instead of two slices, a neg, a cat
+            self.rope = cos.to(dtype), torch.cat([-sin[:, :half], sin[:, half:]], -1).to(dtype)
+            self.half = half
+
+    def norm(self, x: torch.Tensor, norm: tuple) -> torch.Tensor:
+        """RMSNorm (or LayerNorm) of ``x (1, d)``: ``x · rsqrt(x·x / d + eps) · w``, the mean square in one
+        ``addmm`` (PyTorch's CPU ``rms_norm`` is a composite of ten ops, ``pow`` + ``mean`` two more)."""
+        weight, bias, eps = norm
+        if self.rms:
+            return torch.mul(x, torch.addmm(eps, x, x.mT, alpha=1 / x.shape[-1]).rsqrt_()).mul_(weight)
+        return F.layer_norm(x, weight.shape[-1:], weight.view(-1), bias, self.eps)
+
+    @torch.inference_mode()                    # a decode step records nothing for autograd, wherever it is called
+    def __call__(self, ids: torch.Tensor) -> torch.Tensor:
+        cache = self.cache
+        pos = cache.length                                                     # this token's position
+        if pos + 1 > cache.capacity:
+            raise InputError("kv_err_cache_full", capacity=cache.capacity, filled=pos, more=1)
+        H, n_kv, hd = self.H, self.n_kv, self.hd
+        group, width = H // n_kv, H * self.vd
+        # every layer's views for this step, in four ops: where the new k and v go, what attention reads
+        new_k, new_v = self.keys.select(2, pos).unbind(0), self.values.select(2, pos).unbind(0)    # (n_kv, ·)
+        past_kt = self.keys.narrow(2, 0, pos + 1).transpose(2, 3).unbind(0)                     # (n_kv, hd, S)
+        past_v = self.values.narrow(2, 0, pos + 1).unbind(0)                                    # (n_kv, S, vd)
+        if self.rope is not None:                                              # (H + n_kv, hd), q's scaled
+            cos, sin = self.rope[0][pos] * self.scale, self.rope[1][pos] * self.scale
+        x = F.embedding(ids[0], self.embed)                                    # (1, d)
+        for i, (attn_norm, w_qkv_t, w_out_t, ffn_norm, w_in_t, w_out2_t) in enumerate(self.layers):
+            qkv = torch.mm(self.norm(x, attn_norm), w_qkv_t)                  # (1, (H + n_kv)·hd + n_kv·vd)
+            if self.vd == hd:                                                  # rows of one head: one view
+                qk, v = qkv.view(-1, hd).split_with_sizes((H + n_kv, n_kv))    # (H + n_kv, hd), (n_kv, hd)
+            else:
+                qk, v = qkv[0].split_with_sizes(((H + n_kv) * hd, n_kv * self.vd))
+                qk, v = qk.view(H + n_kv, hd), v.view(n_kv, self.vd)
+            if self.rope is not None:                                          # RoPE on q and k at once
+                qk = torch.addcmul(qk * cos, qk.roll(self.half, -1), sin)      # (H + n_kv, hd)
+            else:
+                qk = qk * self.scale
+            q, k = qk.split_with_sizes((H, n_kv))                              # (H, hd), (n_kv, hd)
+            new_k[i].copy_(k)                                                  # into the cache, in place
+            new_v[i].copy_(v)
+            scores = torch.bmm(q.view(n_kv, group, hd), past_kt[i])            # (n_kv, group, S): GQA groups
+            y = torch.bmm(scores.softmax(-1), past_v[i])                       # (n_kv, group, vd)
+            x = torch.addmm(x, y.view(1, width), w_out_t)                      # (1, d): residual + out proj
+            u = torch.mm(self.norm(x, ffn_norm), w_in_t)                       # (1, h) or (1, 2h)
+            if self.ffn_kind in GATED:
+                gate, up = u.split_with_sizes((self.ffn_hidden, self.ffn_hidden), -1)
+                u = GATED[self.ffn_kind](gate).mul_(up)                        # act(gate) ⊙ up
+            else:
+                u = PLAIN[self.ffn_kind](u)
+            x = torch.addmm(x, u, w_out2_t)                                    # (1, d): residual + FFN out
+        cache.advance(1)
+        return torch.mm(self.norm(x, self.final_norm), self.head_t)[None]      # (1, 1, vocab)
+
+
+def _norm(module) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor]:
+    """A norm module's weight ``(1, d)``, bias (LayerNorm) and eps as a ``(1, 1)`` tensor (RMSNorm's ``addmm``)."""
+    weight = module.weight
+    return weight[None], getattr(module, "bias", None), torch.full((1, 1), module.eps, dtype=weight.dtype,
+                                                                    device=weight.device)
