@@ -451,3 +451,12 @@ def test_a_model_that_generated_can_still_train():
     generate(model, [1, 2, 3], 40)
     model.loss(torch.randint(0, 37, (2, 30))).backward()
     assert model.blocks[0].attn.qkv.weight.grad is not None
+
+
+def test_tiny_gpt_trains_through_its_loss():
+    """TinyGPT's forward makes a KV cache by default; its loss must not (in-place cache writes broke
+    backward)."""
+    model = TinyGPT(GPTConfig(32, 2, 16, 2, 2, 16))
+    ids = torch.randint(0, 32, (2, 9), generator=torch.Generator().manual_seed(0))
+    model.loss(ids).backward()
+    assert all(p.grad is not None for p in model.parameters() if p.requires_grad)

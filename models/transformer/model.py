@@ -242,7 +242,9 @@ class Transformer(nn.Module):
 
     def loss(self, ids: torch.Tensor, probe: Probe | None = None) -> torch.Tensor:
         """Mean next-token cross-entropy over a batch ``(B, T + 1)`` of ids."""
-        logits, _ = self(ids[:, :-1], probe=probe)                                   # (B, T, V)
+        # Transformer.forward with no cache, also in subclasses whose forward makes one (TinyGPT): the
+        # cache's in-place writes would break backward.
+        logits, _ = Transformer.forward(self, ids[:, :-1], None, probe)              # (B, T, V)
         return F.cross_entropy(logits.flatten(0, 1).float(), ids[:, 1:].flatten())
 
     def _table(self, kind: str, needed: int, device: torch.device):
