@@ -187,6 +187,11 @@ class Transformer(nn.Module):
                         normal(lin.weight, residual_std if is_out else cfg.init_std)
         if not cfg.tie_embeddings:
             normal(self.head.weight, cfg.d_model ** -0.5 if xavier else cfg.init_std)
+        self.init_fixed()
+
+    @torch.no_grad()
+    def init_fixed(self) -> None:
+        """The initial values that are not drawn: biases 0, norm gains 1, norm biases 0."""
         for module in self.modules():
             if isinstance(module, nn.Linear) and module.bias is not None:
                 module.bias.zero_()
