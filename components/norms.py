@@ -21,6 +21,7 @@ from components.common import HEAVY, device_line, explain, low_priority
 from components.i18n import lang_of, t
 from components.widgets import CheckboxGroup, Number, Radio, Slider
 from components.wiring import event, join_draws
+from locales import tr
 from models.checks import InputError, choice, number, whole
 from models.limits import (GRAD_BATCH, GRAD_SEQ_LEN, NORM_AXES_MAX, NORM_MAX_BATCH, NORM_MAX_D_MODEL,
                            NORM_MAX_HEADS, NORM_MAX_LAYERS, NORM_MAX_SEQ_LEN, NORM_MIN_LAYERS, NORM_TRAIN_MAX_LR,
@@ -70,7 +71,8 @@ def norm_gradients(n_layers: int = 12, d_model: int = 256, n_heads: int = 4, nor
         yield {"grads_plot": gradients_figure(measured, norm=args["norm"], d_model=args["d_model"], log_y=bool(log_y),
                                               lang=lang),
                "summary": gradients_summary(trend, n, lang),
-               "device": f"{g.timing.device} · {total_ms:.1f} ms ({len(measured)} × 1 backward){more}"}
+               "device": tr(lang, "norm_device_grads", device=g.timing.device, ms=f"{total_ms:.1f}", n=len(measured),
+                            more=more)}
 
 
 def norm_depth_sweep(n_layers: int = 12, d_model: int = 256, n_heads: int = 4, norm: str = "layernorm",

@@ -139,3 +139,13 @@ def test_bad_training_input_gives_a_clear_message(client, changes, message):
 def test_axes_bad_cell(client):
     with pytest.raises(AppError, match="highlighted feature = 7: must be a whole number from 1 to 4"):
         client.predict(**(AXES | {"feature": 7}), api_name="/norm_axes")
+
+
+def test_the_device_line_speaks_the_pages_language(server_url):
+    """The gradients' device line counts backward passes in words of the page's language."""
+    from gradio_client import Client
+    zh = Client(server_url, verbose=False, download_files=False, analytics_enabled=False,
+                headers={"accept-language": "zh-CN,zh;q=0.9"})
+    *_, device = zh.predict(**(GRADIENTS | dict(n_layers=2, d_model=16, n_heads=2, seq_len=8, batch=1)),
+                            api_name="/norm_gradients")
+    assert device.endswith("（2 × 1 次反向传播）") and "backward" not in device
