@@ -10,12 +10,7 @@ import os
 import sys
 import time
 
-# Gradio's queue rebuilds a pandas summary of up to 10,000 past events after every event (for its
-# monitoring page, which this app does not serve): 4 ms at start, 12 ms once 10,000 are recorded, each
-# time in a worker thread beside the handlers. Once per thousand events is plenty.
-os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
-
-import gradio as gr  # noqa: E402 (reads the setting above when the queue is made)
+import gradio as gr
 
 from components import attention, bpe, calculator, kv, masks, moe, norms, positions, share, tensors, widgets
 from components.i18n import build_i18n, t
@@ -36,6 +31,12 @@ TABS = [
 ]
 
 i18n = build_i18n()
+
+# Gradio's queue rebuilds a pandas summary of up to 10,000 past events after every event (for its
+# monitoring page, which this app does not serve): 4 ms at start, 12 ms once 10,000 are recorded, each
+# time in a worker thread beside the handlers. Once per thousand events is plenty (read when the queue
+# is made, in build_demo).
+os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 
 # Gradio's Plot.get_config runs `import bokeh` each time it builds a config: for every page load and
 # every new session, once per plot (62). Without bokeh each try searches sys.path again (Python does

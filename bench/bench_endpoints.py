@@ -49,9 +49,10 @@ def server_ms(fn, calls: int) -> float:
     def once():
         out = fn.fn(*values)
         if inspect.isgenerator(out):
-            for out in out:                                    # noqa: B007 (the last update counts)
-                pass
-        pairs = out.items() if isinstance(out, dict) else zip(fn.outputs, out if isinstance(out, (tuple, list)) else [out])
+            updates = list(out)                                # a stream: its last update counts
+            out = updates[-1] if updates else {}
+        outs = out if isinstance(out, (tuple, list)) else [out]
+        pairs = out.items() if isinstance(out, dict) else zip(fn.outputs, outs)
         for block, value in pairs:
             if hasattr(block, "postprocess") and not (isinstance(value, dict) and "__type__" in value):
                 block.postprocess(value)

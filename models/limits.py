@@ -47,7 +47,7 @@ NORM_MAX_SEQ_LEN = 128
 NORM_MAX_BATCH = 32
 # The gradients' default batch, 8 sequences × 32 characters: the finding needs no more (on each of
 # 16 seeds Post-LN's FFN-out gradient rises ≥ 1.1× to the top and ends ≥ 2× Pre-LN's, which falls;
-# tests/test_norms_backend.py checks three), and both placements at 12 layers then take ~0.4 s on
+# tests/test_norms_backend.py checks six), and both placements at 12 layers then take ~0.4 s on
 # one CPU thread (~1.5 s at 16 × 64; at 4 × 32 some seeds no longer rise).
 GRAD_BATCH, GRAD_SEQ_LEN = 8, 32
 NORM_MAX_WORK = 8                   # layers × d_model² × tokens × variants / 2^30 for one request (~1 s per 2)

@@ -43,6 +43,8 @@ from models.limits import (GRAD_BATCH, GRAD_SEQ_LEN, NORM_MAX_BATCH, NORM_MAX_D_
 from models.transformer import Block, Transformer, TransformerConfig, deepnorm_constants
 from models.transformer.layers import EPS, NORMS, LayerNorm, RMSNorm
 
+NORMS_TYPES = (LayerNorm, RMSNorm)
+
 __all__ = ["LayerNorm", "RMSNorm", "NORMS", "EPS", "Block", "StackConfig", "build_stack", "deepnorm_constants",
            "layer_gradient_norms", "compare_variants", "gradients_by_variant", "depth_sweep", "sweep_depths",
            "GradNorms", "DepthPoint", "Trend", "gradient_trend", "GRAD_BATCH", "GRAD_SEQ_LEN"]
@@ -110,8 +112,8 @@ def build_stack(cfg: StackConfig, *, seed: int = 0, device=None, drawn: Transfor
 
     >>> cfg = StackConfig(vocab_size=8, n_layers=2, d_model=16, n_heads=2)
     >>> post = build_stack(cfg, seed=1)
-    >>> pre = StackConfig(**{**cfg.__dict__, "variant": "sandwich"})
-    >>> a, b = build_stack(pre, seed=1).state_dict(), build_stack(pre, seed=1, drawn=post).state_dict()
+    >>> sandwich = StackConfig(**{**cfg.__dict__, "variant": "sandwich"})
+    >>> a, b = build_stack(sandwich, seed=1).state_dict(), build_stack(sandwich, seed=1, drawn=post).state_dict()
     >>> list(a) == list(b) and all(torch.equal(a[k], b[k]) for k in a)
     True
     """
@@ -121,11 +123,15 @@ def build_stack(cfg: StackConfig, *, seed: int = 0, device=None, drawn: Transfor
     if model.config.tie_embeddings:                                 # to_empty makes one tensor per module
         model.head.weight = model.embed.weight
     model.init_fixed()
+    fixed = {f"{prefix}.{name}" for prefix, module in model.named_modules() if isinstance(module, NORMS_TYPES)
+             for name, _ in module.named_parameters(recurse=False)}              # init_fixed's, not drawn
     theirs = drawn.state_dict()
     with torch.no_grad():
         for name, tensor in model.state_dict().items():
             if name in theirs and theirs[name].shape == tensor.shape:
                 tensor.copy_(theirs[name])
+            elif name not in fixed and not name.endswith(".bias"):
+                raise ValueError(f"{name} is drawn, and {drawn.config.placement}'s stack has no such weight")
     return model
 
 
@@ -195,7 +201,7 @@ def _gradient_norms(n_layers: int, *, variant: Variant, d_model: int = 256, n_he
     check_work(n_layers, d_model, seq_len * batch)
     with timed(device) as watch:
         model = build_stack(cfg, seed=seed, device=device, drawn=drawn[0] if drawn else None)
-        if drawn is not None and not drawn:
+        if drawn is not None and not drawn and variant != "deepnorm":
             drawn.append(model)
         ids = char_batch(batch, seq_len + 1, seed=seed, device=device)            # (B, T+1)
         rms: list[torch.Tensor] = []

@@ -37,9 +37,9 @@ def test_warm_up_imports_every_model_and_freezes_what_is_loaded():
 
 
 def test_a_new_session_searches_for_no_module(monkeypatch):
-    """Gradio builds every block's config for each new session (and each page load) on the event loop;
-    its plots each try `import bokeh`. Without bokeh installed that was a sys.path search per plot, 62
-    per visitor (~30 ms); app.py records the absence once."""
+    """Gradio builds every block's config for each new session (and each page load) on the event loop,
+    and each plot tries `import bokeh`: without bokeh installed, each try would search sys.path (62 per
+    visitor, ~30 ms) unless the absence is recorded, as app.py does."""
     from gradio.state_holder import SessionState
     from importlib.machinery import PathFinder
     searched = []
@@ -52,8 +52,8 @@ def test_a_new_session_searches_for_no_module(monkeypatch):
 
 
 def test_the_queue_does_not_summarise_every_event():
-    """Gradio's queue rebuilt a pandas summary of all recorded events after each event (4-12 ms of a
-    worker thread); app.py sets it to once per thousand. The attribute is Gradio's private name."""
+    """Gradio's queue can rebuild a pandas summary of all recorded events after each event (4-12 ms of
+    a worker thread); app.py makes it once per thousand. The attribute is Gradio's private name."""
     assert app.demo._queue.ANAYLTICS_CACHE_FREQUENCY >= 1000
 
 

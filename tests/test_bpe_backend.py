@@ -107,7 +107,8 @@ def test_every_step_picks_a_most_frequent_pair_by_brute_force(split, tie, vector
         assert [c for _, c in step.top] == sorted(stats.values(), reverse=True)[:len(step.top)]
         assert all(stats[p] == c for p, c in step.top)
         # The competing pairs in tie-rule order: the first seen (dict order; sorted() is stable) or the lowest.
-        ranked = sorted(stats, key=lambda p: -stats[p]) if tie == "first" else sorted(stats, key=lambda p: (-stats[p], p))
+        by_tie = (lambda p: -stats[p]) if tie == "first" else (lambda p: (-stats[p], p))
+        ranked = sorted(stats, key=by_tie)
         assert [p for p, _ in step.top] == ranked[:len(step.top)]
         assert sum(len(merge(chunk, merge_k.pair, merge_k.new_id)) for chunk in chunks) == trace.tokens[k + 1]
 
@@ -302,8 +303,9 @@ def test_counts_are_weighted_by_chunk_frequency():
 
 
 def test_trainer_state_is_untracked_by_the_garbage_collector():
-    """Thousands of tracked lists per run were promoted to the old generation and brought on full
-    collections (~100 ms with torch loaded) inside timed runs: positions are tuples, heap entries ints."""
+    """The trainer's per-position state is tuples and ints, which the garbage collector does not track:
+    thousands of tracked lists per run would reach the old generation and bring on full collections
+    (~100 ms with torch loaded) in the middle of a training."""
     import gc
     trainer = BPETrainer(corpus_slice("en", 5000), split="gpt2")
     trainer.train(50)

@@ -47,7 +47,8 @@ def supports(model: "Transformer", cache: "KVCache | None", ids: torch.Tensor) -
             and cfg.attention == "mha" and cfg.positions in ("rope", "none") and cfg.placement == "pre"
             and not cfg.qk_norm and cfg.sliding_window is None and cfg.ffn != "moe"
             and not (cfg.qkv_bias or cfg.out_bias or cfg.ffn_bias)
-            and model.head.weight.dtype not in HALF and model.head.bias is None)
+            and model.head.weight.dtype not in HALF and model.head.bias is None
+            and len({block.attn.scale for block in model.blocks}) == 1)        # one scale folded into q
 
 
 class DecodeStep:
