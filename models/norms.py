@@ -43,8 +43,6 @@ from models.limits import (GRAD_BATCH, GRAD_SEQ_LEN, NORM_MAX_BATCH, NORM_MAX_D_
 from models.transformer import Block, Transformer, TransformerConfig, deepnorm_constants
 from models.transformer.layers import EPS, NORMS, LayerNorm, RMSNorm
 
-NORMS_TYPES = (LayerNorm, RMSNorm)
-
 __all__ = ["LayerNorm", "RMSNorm", "NORMS", "EPS", "Block", "StackConfig", "build_stack", "deepnorm_constants",
            "layer_gradient_norms", "compare_variants", "gradients_by_variant", "depth_sweep", "sweep_depths",
            "GradNorms", "DepthPoint", "Trend", "gradient_trend", "GRAD_BATCH", "GRAD_SEQ_LEN"]
@@ -123,14 +121,13 @@ def build_stack(cfg: StackConfig, *, seed: int = 0, device=None, drawn: Transfor
     if model.config.tie_embeddings:                                 # to_empty makes one tensor per module
         model.head.weight = model.embed.weight
     model.init_fixed()
-    fixed = {f"{prefix}.{name}" for prefix, module in model.named_modules() if isinstance(module, NORMS_TYPES)
-             for name, _ in module.named_parameters(recurse=False)}              # init_fixed's, not drawn
+    fixed = model.undrawn()
     theirs = drawn.state_dict()
     with torch.no_grad():
         for name, tensor in model.state_dict().items():
             if name in theirs and theirs[name].shape == tensor.shape:
                 tensor.copy_(theirs[name])
-            elif name not in fixed and not name.endswith(".bias"):
+            elif name not in fixed:
                 raise ValueError(f"{name} is drawn, and {drawn.config.placement}'s stack has no such weight")
     return model
 

@@ -189,16 +189,25 @@ class Transformer(nn.Module):
             normal(self.head.weight, cfg.d_model ** -0.5 if xavier else cfg.init_std)
         self.init_fixed()
 
+    def undrawn(self) -> dict[str, float]:
+        """The parameters whose initial value is not drawn, by name, with that value: biases 0, norm gains 1,
+        norm biases 0."""
+        values = {}
+        for prefix, module in self.named_modules():
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                values[f"{prefix}.bias"] = 0.0
+            elif isinstance(module, (LayerNorm, RMSNorm)):
+                values[f"{prefix}.weight"] = 1.0
+                if isinstance(module, LayerNorm):
+                    values[f"{prefix}.bias"] = 0.0
+        return values
+
     @torch.no_grad()
     def init_fixed(self) -> None:
-        """The initial values that are not drawn: biases 0, norm gains 1, norm biases 0."""
-        for module in self.modules():
-            if isinstance(module, nn.Linear) and module.bias is not None:
-                module.bias.zero_()
-            elif isinstance(module, (LayerNorm, RMSNorm)):
-                module.weight.fill_(1.0)
-                if isinstance(module, LayerNorm):
-                    module.bias.zero_()
+        """Set the initial values that are not drawn (:meth:`undrawn`)."""
+        parameters = dict(self.named_parameters())
+        for name, value in self.undrawn().items():
+            parameters[name].fill_(value)
 
     # forward ---------------------------------------------------------------------------------
     def new_cache(self, *, batch: int = 1, capacity: int | None = None) -> KVCache:
