@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, LATEX, device_line, enclosing_tabs, low_priority
+from components.common import HEAVY, LATEX, device_line, low_priority
 from components.i18n import lang_of, t
 from components.widgets import Dropdown, Number, Radio, Slider
 from components.wiring import event
@@ -122,7 +122,8 @@ def first_draw(T: int = 16, head_dim: int = 8, block: int = 4, causal: bool = Tr
 
 
 def build() -> dict:
-    """Lay out the view inside the current ``gr.Tab``, wire it, return its first-draw event."""
+    """Lay out the view inside the current ``gr.Tab``, wire it, return its first-draw event (with the Play
+    timer that leaving the view pauses)."""
     ui = SimpleNamespace(state=gr.State(None), timer=gr.Timer(PLAY_SECONDS, active=False))
     gr.Markdown(t("attn_flash_intro"))
     with gr.Row():
@@ -182,13 +183,11 @@ def build() -> dict:
     ui.play.click(**event(play, ui, ("step", "timer"), **hidden))
     ui.pause.click(lambda: gr.Timer(active=False), None, ui.timer, **hidden)
     ui.timer.tick(**event(tick, ui, ("step", *FRAME_OUTPUTS, "timer"), **hidden))
-    for tabs in enclosing_tabs():                                   # leaving the view pauses Play
-        tabs.select(lambda: gr.Timer(active=False), None, ui.timer, **hidden)
 
     run = measure.click(api_name="attention_cost", **event(attention_cost, cost,
                                                              ("cost_plot", "kv_plot", "cost_status", "cost_device"),
                                                              show_progress="hidden", **HEAVY))
     stop.click(None, None, None, cancels=[run], api_visibility="private")
     outputs = {**vars(ui), "cost_plot": cost.cost_plot, "kv_plot": cost.kv_plot}
-    return event(first_draw, outputs, ("state", "step", *FRAME_OUTPUTS, "device", "cost_plot", "kv_plot"),
-                 show_progress="hidden")
+    return {**event(first_draw, outputs, ("state", "step", *FRAME_OUTPUTS, "device", "cost_plot", "kv_plot"),
+                    show_progress="hidden"), "timers": [ui.timer]}

@@ -350,8 +350,8 @@ def set_custom() -> dict:
 
 # ----------------------------------------------------------------------------- layout
 def build() -> dict:
-    """Lay out the tab inside the current ``gr.Tab``, wire its events, return the first-draw event (with a
-    ``leave`` event that pauses Play when the learner selects another tab)."""
+    """Lay out the tab inside the current ``gr.Tab``, wire its events, return the first-draw event (with the
+    Play timer that selecting another tab pauses)."""
     ui = SimpleNamespace()
     gr.Markdown(t("bpe_intro"))
     ui.state = gr.State(None)
@@ -429,12 +429,11 @@ def build() -> dict:
     for button, move in ((ui.prev, previous_step), (ui.next, next_step)):
         button.click(**event(move, ui, ("step", *VIEW)), **private)
     ui.play.click(**event(play, ui, ("step", "timer")), **private)
-    pause = dict(fn=lambda: gr.Timer(active=False), inputs=None, outputs=[ui.timer])
-    ui.pause.click(**pause, **private)
+    ui.pause.click(lambda: gr.Timer(active=False), None, ui.timer, **private)
     ui.timer.tick(**event(tick, ui, ("step", *VIEW, "timer")), **private)
 
     gr.on([ui.your_text.input, ui.your_text.submit, ui.your_text.blur], api_name="bpe_encode",
           trigger_mode="always_last", **event(encode_text, ui, ENCODE_OUTPUTS), **quiet).then(
         trigger_mode="always_last", **event(compare, ui, COMPARE_OUTPUTS), **private)
     gr.on([ui.word.submit, ui.word.blur], api_name="bpe_compare", **event(compare, ui, COMPARE_OUTPUTS), **quiet)
-    return {**event(first_draw, ui, TRAIN_OUTPUTS), **quiet, "leave": pause}
+    return {**event(first_draw, ui, TRAIN_OUTPUTS), **quiet, "timers": [ui.timer]}

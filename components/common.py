@@ -27,19 +27,3 @@ def explain(key: str, *, open: bool = False) -> gr.Accordion:
     with gr.Accordion(t("explain"), open=open) as acc:
         gr.Markdown(t(key), latex_delimiters=LATEX)
     return acc
-
-
-def enclosing_tabs() -> list[gr.Tabs]:
-    """The ``gr.Tabs`` around the block being built, innermost first: selecting another tab in any of
-    them hides the view, so a view's Play pauses on their ``select``.
-
-    Gradio has no public way to ask for the block being built: ``gradio.context.Context.block`` is
-    private, kept because a view must not need its tab passed in by hand. tests/test_app.py fails
-    when Gradio changes it."""
-    from gradio.context import Context
-    found, block = [], Context.block
-    while block is not None:
-        if isinstance(block, gr.Tabs):
-            found.append(block)
-        block = getattr(block, "parent", None)
-    return found

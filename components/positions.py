@@ -218,8 +218,8 @@ def llama31() -> dict:
 
 def build() -> dict:
     """Lay out the tab: shared controls, six views in sub-tabs, the Explain accordion; wire the events.
-    Returns the first-draw event, with a ``leave`` event that pauses Play when the learner selects another
-    tab (:func:`components.share.wire` wires it)."""
+    Returns the first-draw event, with the Play timer that selecting another tab pauses
+    (:func:`components.share.wire` wires it)."""
     ui = SimpleNamespace()
     gr.Markdown(t("pos_intro"))
     with gr.Row(equal_height=True):
@@ -344,8 +344,7 @@ def build() -> dict:
 
     # Play: the timer moves the positions; each frame redraws the rotate view.
     ui.play.click(lambda: gr.Timer(active=True), None, ui.timer, api_visibility="private", show_progress="hidden")
-    pause = dict(fn=lambda: gr.Timer(active=False), inputs=None, outputs=[ui.timer])
-    ui.pause.click(api_visibility="private", show_progress="hidden", **pause)
+    ui.pause.click(lambda: gr.Timer(active=False), None, ui.timer, api_visibility="private", show_progress="hidden")
     ui.timer.tick(api_visibility="private", show_progress="hidden",
                   **event(play_frame, ui, ("q_pos", "k_pos", *HANDLERS["rotate"][2], "timer")))
-    return {**event(draw, ui, DRAW_OUTPUTS), "show_progress": "hidden", "leave": pause}
+    return {**event(draw, ui, DRAW_OUTPUTS), "show_progress": "hidden", "timers": [ui.timer]}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import json
 import math
+from collections.abc import Iterable
 from urllib.parse import urlencode
 
 import gradio as gr
@@ -129,14 +130,15 @@ def decode(comp, raw: str):
 def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_controls: dict[str, dict],
          draws: dict[str, dict | None], moved: dict[str, tuple[str, str]] | None = None) -> None:
     """On page load apply the URL's settings and draw the tab that opens; draw every other tab the
-    first time it is selected. ``moved``: old elem_id -> (old tab, new elem_id), see the module's docstring.
+    first time it is selected, and pause every Play outside the tab selected. ``moved``: old elem_id ->
+    (old tab, new elem_id), see the module's docstring.
 
     A page load thus costs one tab's computation, not all of them: what lets a class open the Space
     at the same minute. Whether a tab has been drawn is per-visitor ``gr.State``.
 
     ``draws[tab_id]`` is the event that draws a tab (``fn``, ``inputs``, ``outputs``), as its
-    ``build()`` returns it; its optional ``leave`` (``fn``, ``inputs``, ``outputs``) runs when the
-    learner selects another tab (the tabs with a Play button pause it there).
+    ``build()`` returns it; its optional ``timers`` are the tab's Play timers, paused when the learner
+    selects another tab. Each of these is one event (see :func:`show_event`).
     """
     moved = moved or {}
     order = [(tab_id, elem_id, comp) for tab_id, controls in tab_controls.items()
@@ -145,7 +147,7 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
     subtabs = {elem_id: where for tab_id in tab_controls for elem_id, where in subtab_of(tab_blocks[tab_id]).items()}
     inner = list(dict.fromkeys(subtabs[new][0] for _, new in moved.values() if new in subtabs))   # their Tabs
     first_tab = next(iter(tab_blocks))
-    opened = gr.State(first_tab)                                      # the tab the page opens on
+    opened = gr.State(None)                  # the tab the page opens on; None until the link is applied
 
     def apply(request: gr.Request) -> dict:
         """The link's tab and settings, by component; a control the link does not set keeps its value."""
@@ -174,46 +176,66 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
         return updates
 
     every_control = [comp for _, _, comp in order]
-    event = demo.load(apply, None, [tabs, opened, *inner, *every_control], show_progress="hidden",
-                      api_visibility="private")
-    for tab_id, draw in draws.items():
-        if not draw:
-            continue
-        drawn = gr.State(False)
-        common = dict(show_progress=draw.get("show_progress", "hidden"), api_visibility="private")
-        n = len(draw["outputs"])
-        event.then(draw_once(tab_id, draw["fn"], n, drawn), [opened, drawn, *draw["inputs"]],
-                   [drawn, *draw["outputs"]], **common)
-        tab_blocks[tab_id].select(draw_once(None, draw["fn"], n, drawn), [opened, drawn, *draw["inputs"]],
-                                  [drawn, *draw["outputs"]], **common)
-        leave = draw.get("leave")
-        for other_id, other in tab_blocks.items():
-            if leave and other_id != tab_id:
-                other.select(**leave, api_visibility="private", show_progress="hidden")
+    shown = {tab_id: draw for tab_id, draw in draws.items() if draw}
+    drawn = {tab_id: gr.State(False) for tab_id in shown}
+    private = dict(show_progress="hidden", api_visibility="private")
+    demo.load(apply, None, [tabs, opened, *inner, *every_control], **private).then(
+        **show_event(shown, drawn, opened=opened), **private)
+    for tab_id, tab in tab_blocks.items():
+        pause = [timer for other, draw in shown.items() if other != tab_id for timer in draw.get("timers", ())]
+        here = {tab_id: shown[tab_id]} if tab_id in shown else {}
+        # Gradio selects the first tab as the page mounts, before the link is applied: ``opened`` is
+        # still None then, and the load's own event draws whichever tab the link opens.
+        tab.select(**show_event(here, drawn, pause, opened=opened, selected=tab_id), **private)
 
 
-def draw_once(tab_id: str | None, fn, n_outputs: int, drawn_state: gr.State):
-    """An event function that runs a tab's draw ``fn`` unless the tab is drawn already (or, on page load,
-    ``tab_id`` is not the tab that opens), and marks it drawn.
+def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterable[gr.Timer] = (), *,
+               opened: gr.State | None = None, selected: str | None = None) -> dict:
+    """The one event (``fn``, ``inputs``, ``outputs``) that shows a tab: it draws ``draws[selected]``
+    unless ``drawn[selected]`` says it is drawn already, and pauses the ``pause`` timers.
 
-    ``fn`` gets its inputs the way Gradio would have passed them, the request where its signature
-    has it. It returns its outputs by component (:func:`components.wiring.event`) or in order.
+    ``selected=None``: the tab named by the value of ``opened`` (the page load). With ``opened`` given
+    and ``selected`` set, nothing is drawn while ``opened`` is still None (the page is loading).
+
+    One event for all of it, because each event costs the page far more than the server: Gradio's
+    frontend finds each input and output by walking its whole layout tree (~800 blocks here), ~0.3 s
+    of script per event on a slow machine. A tab switch was four events (a draw and three pauses).
+    Each draw's ``fn`` gets its inputs as Gradio would pass them (the request where its signature has
+    it) and returns its outputs by component (:func:`components.wiring.event`) or in order.
     """
-    request_param = inspect.signature(fn).parameters.get("request")
+    pause = list(pause)
+    inputs = list(dict.fromkeys(comp for draw in draws.values() for comp in draw["inputs"]))
+    outputs = list(dict.fromkeys([*(drawn[tab_id] for tab_id in draws),
+                                  *(comp for draw in draws.values() for comp in draw["outputs"]), *pause]))
+    flags = [drawn[tab_id] for tab_id in draws]
+    at = {comp: i for i, comp in enumerate(inputs)}
 
-    def run(request: gr.Request, opened: str, drawn: bool, *values):
-        if drawn or (tab_id is not None and opened != tab_id):
-            return [gr.skip()] * (n_outputs + 1)
-        args, kwargs = list(values), {}
-        if request_param is not None and request_param.kind is inspect.Parameter.KEYWORD_ONLY:
-            kwargs["request"] = request
-        elif request_param is not None:
-            args.insert(list(inspect.signature(fn).parameters).index("request"), request)
-        out = fn(*args, **kwargs)
-        if isinstance(out, dict):
-            return {drawn_state: True, **out}
-        return [True, *(out if n_outputs > 1 else [out])]
-    return run
+    def run(request: gr.Request, page_tab: str | None, *values) -> dict:
+        is_drawn, values = dict(zip(draws, values[:len(flags)])), values[len(flags):]
+        updates = {timer: gr.Timer(active=False) for timer in pause}
+        tab_id = selected or page_tab
+        if tab_id in draws and not is_drawn[tab_id] and page_tab is not None:
+            draw = draws[tab_id]
+            updates[drawn[tab_id]] = True
+            updates.update(_call_draw(draw, [values[at[comp]] for comp in draw["inputs"]], request))
+        return updates or gr.skip()
+
+    return dict(fn=run, inputs=[opened if opened is not None else gr.State(""), *flags, *inputs], outputs=outputs)
+
+
+def _call_draw(draw: dict, values: list, request: gr.Request) -> dict:
+    """Run a tab's draw ``fn`` on its input values; its outputs by component."""
+    fn = draw["fn"]
+    request_param = inspect.signature(fn).parameters.get("request")
+    args, kwargs = list(values), {}
+    if request_param is not None and request_param.kind is inspect.Parameter.KEYWORD_ONLY:
+        kwargs["request"] = request
+    elif request_param is not None:
+        args.insert(list(inspect.signature(fn).parameters).index("request"), request)
+    out = fn(*args, **kwargs)
+    if isinstance(out, dict):
+        return out
+    return dict(zip(draw["outputs"], out if len(draw["outputs"]) > 1 else [out]))
 
 
 def share_row(tab_id: str, controls: dict) -> None:

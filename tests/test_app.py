@@ -123,18 +123,6 @@ def test_no_locale_table_writes_a_key_twice():
     assert not repeated
 
 
-def test_enclosing_tabs_finds_the_tabs_around_the_block_being_built():
-    """components.common.enclosing_tabs reads Gradio's private Context.block: this fails if it moves."""
-    from components.common import enclosing_tabs
-    with gr.Blocks():
-        with gr.Tabs() as outer:
-            with gr.Tab("a"):
-                with gr.Tabs() as inner:
-                    with gr.Tab("b"):
-                        found = enclosing_tabs()
-    assert found == [inner, outer]
-
-
 def test_every_tab_module_is_in_the_app():
     """Every component module is a tab of ``app.TABS``, a sub-tab in a tab's ``SUBTABS``, a section in its
     ``SECTIONS``, or shared."""
