@@ -154,7 +154,10 @@ def first_draw(batch: int = 2, tokens: int = 4, features: int = 6, seed: int = 0
 def build() -> dict:
     """Lay out the tab, wire its events, return the first-draw event."""
     grads, train, axes = SimpleNamespace(), SimpleNamespace(), SimpleNamespace()
-    grads.grads_ticket = gr.State(0)                     # the first draw sets it: the gradients follow
+    # The first draw sets the ticket: the gradients follow. It is placed at the page's root (``at_root``,
+    # components.share.wire): a State inside a tab not yet shown fires its change whenever an event lists it
+    # as an output (Gradio 6.31), and the page load's draw lists every tab's outputs.
+    grads.grads_ticket = gr.State(0, render=False)
     gr.Markdown(t("norm_intro"))
     gr.Markdown(t("norm_init_heading"))
     with gr.Row():
@@ -246,6 +249,6 @@ def build() -> dict:
     # The first draw: the axes view, and the ticket that starts /norm_gradients (the named events are the API).
     drawn = {**vars(axes), **{k: getattr(grads, k) for k in ("grads_plot", "sweep_plot", "grads_ticket")},
              "train_plot": train.train_plot}
-    return join_draws(
-        event(first_draw, drawn, ("axes_plot", "axes_check", "axes_device", "grads_plot", "sweep_plot", "train_plot",
-                                  "grads_ticket"), show_progress="hidden"), stability)
+    return {**join_draws(event(first_draw, drawn, ("axes_plot", "axes_check", "axes_device", "grads_plot", "sweep_plot",
+                                                   "train_plot", "grads_ticket"), show_progress="hidden"), stability),
+            "at_root": [grads.grads_ticket]}

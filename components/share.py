@@ -138,7 +138,8 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
 
     ``draws[tab_id]`` is the event that draws a tab (``fn``, ``inputs``, ``outputs``), as its
     ``build()`` returns it; its optional ``timers`` are the tab's Play timers, paused when the learner
-    selects another tab. Each of these is one event (see :func:`show_event`).
+    selects another tab, and ``at_root`` blocks made with ``render=False`` to place outside every tab.
+    Each of these is one event (see :func:`show_event`).
     """
     moved = moved or {}
     order = [(tab_id, elem_id, comp) for tab_id, controls in tab_controls.items()
@@ -177,6 +178,9 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
 
     every_control = [comp for _, _, comp in order]
     shown = {tab_id: draw for tab_id, draw in draws.items() if draw}
+    for draw in shown.values():
+        for block in draw.get("at_root", ()):
+            block.render()
     drawn = {tab_id: gr.State(False) for tab_id in shown}
     private = dict(show_progress="hidden", api_visibility="private")
     demo.load(apply, None, [tabs, opened, *inner, *every_control], **private).then(

@@ -123,6 +123,22 @@ def test_no_locale_table_writes_a_key_twice():
     assert not repeated
 
 
+def test_no_state_with_a_change_listener_sits_in_a_tab():
+    """Gradio 6.31 fires the ``change`` of a State inside a tab not yet shown whenever an event lists it as
+    an output, even untouched; the page load's draw lists every tab's outputs, so such a State started its
+    event on every page load (the Normalization tab's backward passes, for every visitor)."""
+    config = app.demo.get_config_file()
+    kinds = {c["id"]: c["type"] for c in config["components"]}
+    listened = {target for d in config["dependencies"] for target, kind in d["targets"]
+                if kind == "change" and kinds.get(target) == "state"}
+    assert listened                                     # the Normalization tab's ticket, at least
+
+    def in_tabs(node, inside=False):
+        here = inside or kinds.get(node["id"]) == "tabitem"
+        return ({node["id"]} if here else set()) | {i for child in node.get("children", []) for i in in_tabs(child, here)}
+    assert not listened & in_tabs(config["layout"])
+
+
 def test_every_tab_module_is_in_the_app():
     """Every component module is a tab of ``app.TABS``, a sub-tab in a tab's ``SUBTABS``, a section in its
     ``SECTIONS``, or shared."""
