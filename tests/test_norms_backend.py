@@ -226,7 +226,7 @@ def test_nan_loss_is_reported_at_its_step(monkeypatch):
 
 
 @pytest.mark.slow
-def test_post_ln_without_warmup_stalls_where_pre_ln_trains():
+def test_post_ln_without_warmup_stalls_where_pre_ln_trains(one_thread):
     """Xiong et al. § 4 at the default learning rate: Post-LN needs warm-up, Pre-LN does not."""
     r = train_compare(steps=150)                  # the default run up to step 150 (same batches, same schedule)
     final = {run.name: sum(run.loss[-20:]) / 20 for run in r.runs}
