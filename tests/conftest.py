@@ -3,7 +3,8 @@
 Three levels of tests, one pattern per tab:
 1. backend (``models/``) properties against independent references;
 2. the app through ``gradio_client`` on the tab's named endpoint (``client`` fixture);
-3. a real browser (``page`` fixture from pytest-playwright, Debian's Chromium), marked ``e2e``.
+3. a real browser (``page`` fixture from pytest-playwright, Debian's Chromium), marked ``e2e``. A test
+   opens its tab by link (``?tab=masks``): the page then draws that tab, not the first one as well.
 """
 from __future__ import annotations
 

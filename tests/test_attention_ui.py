@@ -13,7 +13,7 @@ TITLE = "#attn_tiles_plot .gtitle"
 
 def open_view(page, server_url, tab_name):
     """The Attention tab, then its FlashAttention sub-tab (drawn when first selected)."""
-    page.goto(server_url)
+    page.goto(f"{server_url}?tab=attention")
     page.locator("[data-tab-id=attention]").click()
     expect(page.get_by_role("tab", name=tab_name, exact=True)).to_have_attribute("aria-selected", "true")
     page.locator("#attn_sub_flash-button, [data-tab-id=flash]").first.click()

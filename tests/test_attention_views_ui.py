@@ -11,7 +11,7 @@ DETAIL = "#attn_heads_detail .js-plotly-plot"
 
 
 def open_tab(page, server_url, name):
-    page.goto(server_url)
+    page.goto(f"{server_url}?tab=attention")
     tab = page.get_by_role("tab", name=name, exact=True)
     tab.click()
     expect(tab).to_have_attribute("aria-selected", "true")

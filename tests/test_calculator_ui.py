@@ -8,7 +8,7 @@ pytestmark = pytest.mark.e2e
 
 
 def test_preset_and_config(page, server_url, shot):
-    page.goto(server_url)
+    page.goto(f"{server_url}?tab=calculator")
     page.get_by_role("tab", name="Calculator").click()
     summary = page.locator("#calc_summary")
     expect(summary).to_contain_text("8,030,261,248", timeout=30_000)          # Llama-3-8B on load

@@ -36,7 +36,7 @@ def set_slider(page, elem_id: str, value: int) -> None:
 
 
 def open_tab(page, server_url: str, name: str) -> None:
-    page.goto(server_url)
+    page.goto(f"{server_url}?tab=kv")
     tab = page.get_by_role("tab", name=name)
     tab.click()
     expect(tab).to_have_attribute("aria-selected", "true")

@@ -14,7 +14,7 @@ def mask_grid(page):
 
 
 def test_preset_changes_the_mask(page, server_url, shot):
-    page.goto(server_url)
+    page.goto(f"{server_url}?tab=masks")
     page.get_by_role("tab", name="Attention masks").click()
     expect(page.get_by_role("tab", name="Attention masks")).to_have_attribute("aria-selected", "true")
     expect(page.locator(PANELS)).to_be_visible(timeout=30_000)
@@ -40,7 +40,7 @@ def test_preset_changes_the_mask(page, server_url, shot):
 def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
     context = browser.new_context(locale="zh-CN")
     page = context.new_page()
-    page.goto(server_url)
+    page.goto(f"{server_url}?tab=masks")
     page.get_by_role("tab", name="注意力掩码").click()
     expect(page.locator("#masks_nan .gtitle")).to_have_text(re.compile("完全遮蔽|没有被完全遮蔽"), timeout=30_000)
     box = page.locator("#masks_text textarea")

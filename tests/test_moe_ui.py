@@ -29,7 +29,7 @@ def set_number(page, elem_id, value):
 
 
 def test_ffn_routing_and_training(page, server_url, shot):
-    page.goto(server_url)
+    page.goto(f"{server_url}?tab=moe")
     page.locator("[data-tab-id=moe]").click()
     expect(page.locator(ACT)).to_be_visible(timeout=60_000)
     assert n_traces(page, ACT) == 8                                  # 4 activations × (f, f')
@@ -61,7 +61,7 @@ def test_ffn_routing_and_training(page, server_url, shot):
 def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
     context = browser.new_context(locale="zh-CN", viewport={"width": 1366, "height": 900})
     page = context.new_page()
-    page.goto(server_url)
+    page.goto(f"{server_url}?tab=moe")
     page.get_by_role("tab", name="FFN 与 MoE").click()
     expect(page.locator(ACT)).to_be_visible(timeout=60_000)
     page.get_by_role("tab", name="路由").click()

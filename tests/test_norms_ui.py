@@ -12,7 +12,7 @@ TRAIN = "#norm_train_plot .js-plotly-plot"
 
 
 def open_tab(page, server_url, name):
-    page.goto(server_url)
+    page.goto(f"{server_url}?tab=norms")
     tab = page.locator("[data-tab-id=norms]")
     expect(tab).to_have_text(name, timeout=30_000)
     tab.click()

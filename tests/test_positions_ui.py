@@ -12,7 +12,7 @@ ROTATE = "#pos_rotate_plot .js-plotly-plot"
 
 
 def open_tab(page, server_url, label):
-    page.goto(server_url)
+    page.goto(f"{server_url}?tab=positions")
     page.locator("[data-tab-id=positions]").click()
     expect(page.get_by_role("tab", name=label)).to_have_attribute("aria-selected", "true")
     expect(page.locator(ROTATE)).to_be_visible(timeout=60_000)

@@ -12,7 +12,7 @@ VIEW = "#tensors_view .js-plotly-plot"
 
 
 def open_tensors(page, server_url, name="Tensors"):
-    page.goto(server_url)
+    page.goto(f"{server_url}?tab=tensors")
     tab = page.get_by_role("tab", name=name, exact=True)
     tab.click()
     expect(tab).to_have_attribute("aria-selected", "true")

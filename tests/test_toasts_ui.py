@@ -14,7 +14,7 @@ def test_a_new_error_replaces_the_old_under_a_translated_title(browser, server_u
                                                                 first, second):
     context = browser.new_context(locale=locale)
     page = context.new_page()
-    page.goto(server_url)
+    page.goto(f"{server_url}?tab=masks")
     page.get_by_role("tab", name=tab, exact=True).click()
     box = page.locator("#masks_text textarea")
     box.fill("")
