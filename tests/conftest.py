@@ -119,6 +119,17 @@ def raw_call(url: str, name: str, data: list, timeout: float = 120.0, *, session
     return event, ""
 
 
+@pytest.fixture(scope="session", autouse=True)
+def patient_expect():
+    """Browser assertions wait up to 15 s, not Playwright's 5: the browser tests share the machine with the
+    backend tests (``--dist loadgroup``), and a figure that takes 3 s alone can take twice that then."""
+    try:
+        from playwright.sync_api import expect
+    except ImportError:                               # a backend-only install
+        return
+    expect.set_options(timeout=15_000)
+
+
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     """Debian's Chromium, never a downloaded browser. In CI a missing browser is a failure."""
@@ -171,3 +182,11 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+def pytest_collection_modifyitems(items):
+    """Under ``pytest -n N --dist loadgroup`` the browser tests run one after another in one worker (one
+    Chromium at a time: two renderers on two cores made clicks time out) while the others take the rest."""
+    for item in items:
+        if item.get_closest_marker("e2e"):
+            item.add_marker(pytest.mark.xdist_group("browser"))
