@@ -98,9 +98,10 @@ def moe_route(source: str = "text", text: str = DEFAULT_TEXT, n_random: int = 64
                  capacity="—" if ex.capacity is None else ex.capacity, dropped=ex.dropped, aux=ex.aux_loss,
                  E=spec.num_experts, z=ex.z_loss, total=c.total, active=c.active, share=c.active_share, dense=c.dense)
     return {"route_plot": routing_figure(ex.labels, ex.probs.tolist(), idx, kept, ex.load.tolist(),
-                                         ex.kept_load.tolist(), ex.balanced_load, ex.capacity, spec.num_shared, lang),
-            "flow_plot": flow_figure(ex.flows().tolist(), kept, ex.routed_norm.tolist(), ex.dropped, ex.assignments,
-                                     lang),
+                                         ex.kept_load.tolist(), ex.dropped_load.tolist(), ex.balanced_load, ex.capacity,
+                                         spec.num_shared, lang),
+            "flow_plot": flow_figure(ex.flows().tolist(), ex.kept_slots.tolist(), ex.routed_norm.tolist(), ex.dropped,
+                                     ex.assignments, lang),
             "loss_plot": loss_figure(ex.aux_loss, ex.z_loss, spec.num_experts, spec.top_k, counts, lang),
             "summary": summary, "device": str(ex.timing)}
 

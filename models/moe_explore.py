@@ -181,6 +181,21 @@ class RouteExploration:
         E = self.load.numel()
         return torch.bincount(self.topk_idx[self.kept], minlength=E)
 
+    @property
+    def dropped_load(self) -> torch.Tensor:
+        """``(E,)`` assignments each expert turned away (over its capacity)."""
+        return self.load - self.kept_load
+
+    @property
+    def kept_slots(self) -> torch.Tensor:
+        """``(N,)`` how many of its k choices each token kept: k, fewer, or 0 (residual only).
+
+        >>> ex = explore_routing(None, RouteSpec(num_experts=4, top_k=2, capacity_factor=0.5), n_random=8)
+        >>> ex.kept_slots.sum().item() == ex.assignments - ex.dropped == ex.kept_load.sum().item()
+        True
+        """
+        return self.kept.sum(dim=1)
+
 
 def explore_routing(tokens: list[str] | None, spec: RouteSpec, *, n_random: int = 64, seed: int = 0,
                     device: torch.device | str | None = None) -> RouteExploration:

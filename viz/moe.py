@@ -101,8 +101,8 @@ def ffn_sizes_figure(s: FFNSizes, lang: str = "en") -> go.Figure:
 
 
 def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[list[int]], kept: list[list[bool]],
-                   load: list[int], kept_load: list[int], balanced: float, capacity: int | None, num_shared: int,
-                   lang: str = "en") -> go.Figure:
+                   load: list[int], kept_load: list[int], dropped_load: list[int], balanced: float,
+                   capacity: int | None, num_shared: int, lang: str = "en") -> go.Figure:
     """Router probabilities (experts × tokens) with the chosen experts circled and the dropped ones
     crossed, shared experts as always-on rows on top; beside it the load of each expert.
 
@@ -143,7 +143,7 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
          "marker": {"color": "#cbd5e1"}, "showlegend": False, "hovertemplate": "%{x}<extra></extra>", **axis_ref(1)},
         {"type": "bar", "orientation": "h", "y": expert_rows, "x": kept_load, "name": tr(lang, "moe_fig_kept"),
          "marker": {"color": INDIGO}, "showlegend": False, **axis_ref(1)},
-        {"type": "bar", "orientation": "h", "y": expert_rows, "x": [a - b for a, b in zip(load, kept_load)],
+        {"type": "bar", "orientation": "h", "y": expert_rows, "x": dropped_load,
          "name": tr(lang, "moe_fig_dropped"), "marker": {"color": NAN_COLOR}, "showlegend": False, **axis_ref(1)},
     ]
     shapes = [{"type": "line", "xref": "x2", "yref": "y2 domain", "x0": balanced, "x1": balanced, "y0": 0, "y1": 1,
@@ -173,11 +173,12 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
     return figure(data, layout | base_layout(height=height, title=tr(lang, "moe_fig_route_title", k=k)))
 
 
-def flow_figure(flows: list[list[int]], kept: list[list[bool]], routed_norm: list[float], dropped: int,
+def flow_figure(flows: list[list[int]], kept_slots: list[int], routed_norm: list[float], dropped: int,
                 assignments: int, lang: str = "en") -> go.Figure:
     """A Sankey from choice rank to expert (or to "dropped: residual only"), and per token the size of
     the routed output: zero for a token whose every slot was dropped. ``flows[rank][e]`` counts the
-    assignments (:meth:`models.moe_explore.RouteExploration.flows`), column ``E`` the dropped ones."""
+    assignments (:meth:`models.moe_explore.RouteExploration.flows`), column ``E`` the dropped ones;
+    ``kept_slots[t]`` how many of its choices token ``t`` kept (colours its bar)."""
     k, num_experts = len(flows), len(flows[0]) - 1 if flows else 0
     nodes = ([tr(lang, "moe_fig_choice", r=r + 1) for r in range(k)] + [f"E{e + 1}" for e in range(num_experts)]
              + [tr(lang, "moe_fig_residual")])
@@ -192,7 +193,6 @@ def flow_figure(flows: list[list[int]], kept: list[list[bool]], routed_norm: lis
                        "value": [v for _, v in links],
                        "color": ["rgba(220,38,38,0.45)" if t == k + num_experts else "rgba(79,70,229,0.25)"
                                  for (_, t), _ in links]}}
-    kept_slots = [sum(row) for row in kept]
     color = [INDIGO if n == k else (ORANGE if n else NAN_COLOR) for n in kept_slots]
     bars = {"type": "bar", "x": list(range(len(routed_norm))), "y": finite(routed_norm), "marker": {"color": color},
             "showlegend": False, "hovertemplate": "token %{x}: %{y:.3f}<extra></extra>", **axis_ref(0)}
