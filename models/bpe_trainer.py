@@ -204,6 +204,7 @@ class BPETrainer:
         still among the best, so a step pops only the entries that beat them, not ``top_k`` again.
         """
         heap, k, counts = self.heap, self.top_k, self.counts
+        # Most of last step's best are still fresh: test that inline (what _fresh tests first), call it otherwise.
         best = [e if counts.get(e & LOW32) == LIMIT - (e >> 64) else self._fresh(e) for e in self.best]
         best = sorted(e for e in best if e is not None)
         while heap and (len(best) < k or heap[0] < best[k - 1]):
@@ -348,6 +349,7 @@ class BPETrainer:
             counts[q] = c
             hist[c] += 1
             where[q] = tuple(at)
+            # self._key(q, c), inline: this runs once per new pair of every merge.
             tie = at[0] if first else rank[q >> SHIFT] << SHIFT | rank[q & LOW]
             heapq.heappush(heap, (LIMIT - c) << 64 | tie << 32 | q)
 
