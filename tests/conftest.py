@@ -122,7 +122,7 @@ def raw_call(url: str, name: str, data: list, timeout: float = 120.0, *, session
 @pytest.fixture(scope="session", autouse=True)
 def patient_expect():
     """Browser assertions wait up to 15 s, not Playwright's 5: the browser tests share the machine with the
-    backend tests (``--dist loadgroup``), and a figure that takes 3 s alone can take twice that then."""
+    backend tests (``pytest_xdist_make_scheduler``), and a figure that takes 3 s alone can take twice that then."""
     try:
         from playwright.sync_api import expect
     except ImportError:                               # a backend-only install
@@ -184,9 +184,16 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-def pytest_collection_modifyitems(items):
-    """Under ``pytest -n N --dist loadgroup`` the browser tests run one after another in one worker (one
-    Chromium at a time: two renderers on two cores made clicks time out) while the others take the rest."""
-    for item in items:
-        if item.get_closest_marker("e2e"):
-            item.add_marker(pytest.mark.xdist_group("browser"))
+
+def pytest_xdist_make_scheduler(config, log):
+    """Under ``pytest -n N`` every browser test (``tests/*_ui.py``) runs in one worker, one after another,
+    while the other workers take the other tests one by one: one Chromium at a time (two renderers on two
+    cores made clicks time out), and the browser's idle time goes to the backend tests. (``--dist
+    loadgroup`` would say this with marks, but does not group under pytest 9.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class BrowserTestsTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "browser" if "_ui.py::" in nodeid else nodeid
+
+    return BrowserTestsTogether(config, log)
