@@ -43,6 +43,15 @@ def test_step_play_and_change_the_block(page, server_url, shot):
     expect(page.locator("#attn_status")).to_contain_text("6 of 16 tiles skipped")
     expect(page.locator(".toast-body")).to_have_count(0)
 
+    # Selecting another view pauses Play (the view's select event, components.share.show_event).
+    step = "#attn_step input[type=number]"
+    page.locator(step).fill("1")
+    page.locator(step).press("Enter")
+    page.locator("#attn_play").click()
+    page.wait_for_function(f"() => +document.querySelector('{step}').value >= 3", timeout=30_000)
+    page.locator("#attn_sub_heads-button, [data-tab-id=heads]").first.click()
+    assert int(wait_until_still(page, step)) < 10                            # times out if Play goes on
+
 
 def test_measure_the_cost_then_stop_a_long_sweep(page, server_url, shot):
     open_view(page, server_url, "Attention")
