@@ -564,3 +564,16 @@ def test_training_with_capacity_reports_drops():
 def test_training_config_bounds(kwargs, message):
     with pytest.raises(ValueError, match=message):
         MoETrainConfig(**kwargs)
+
+
+@pytest.mark.parametrize("capacity_factor", [0.5, 2.0])
+def test_load_labels_sit_outside_their_lines(capacity_factor):
+    """The balanced-load and capacity labels of the routing figure each sit on the outer side of their line:
+    at factor 0.5 the capacity line is left of the balanced one and the two labels overlapped."""
+    from viz.moe import routing_figure
+    ex = explore_routing(None, RouteSpec(num_experts=8, top_k=2, capacity_factor=capacity_factor), n_random=25)
+    fig = routing_figure(ex.labels, ex.probs.tolist(), ex.topk_idx.tolist(), ex.kept.tolist(), ex.load.tolist(),
+                         ex.kept_load.tolist(), ex.dropped_load.tolist(), ex.balanced_load, ex.capacity, 0)
+    notes = {round(a["x"], 2): a["xanchor"] for a in fig.to_dict()["layout"]["annotations"] if a.get("xref") == "x2"}
+    (left, left_anchor), (right, right_anchor) = sorted(notes.items())
+    assert left < right and (left_anchor, right_anchor) == ("right", "left")

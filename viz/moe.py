@@ -148,15 +148,18 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
     ]
     shapes = [{"type": "line", "xref": "x2", "yref": "y2 domain", "x0": balanced, "x1": balanced, "y0": 0, "y1": 1,
                "line": {"color": "#111827", "dash": "dash", "width": 1.5}}]
-    notes = [{"xref": "x2", "yref": "y2 domain", "x": balanced, "y": 1.0, "yanchor": "bottom", "xanchor": "right",
-              "showarrow": False, "text": tr(lang, "moe_fig_balanced", v=round(balanced, 2)) + " ",
-              "font": {"size": 11}}]
+    # Each label on the outer side of its line, so that the two never overlap (capacity may be either side).
+    capacity_first = capacity is not None and capacity < balanced
+
+    def label(x: float, text: str, outward_left: bool, **font) -> dict:
+        return {"xref": "x2", "yref": "y2 domain", "x": x, "y": 1.0, "yanchor": "bottom", "showarrow": False,
+                "xanchor": "right" if outward_left else "left", "text": f"{text} " if outward_left else f" {text}",
+                "font": {"size": 11, **font}}
+    notes = [label(balanced, tr(lang, "moe_fig_balanced", v=round(balanced, 2)), not capacity_first)]
     if capacity is not None:
         shapes.append({"type": "line", "xref": "x2", "yref": "y2 domain", "x0": capacity, "x1": capacity, "y0": 0,
                        "y1": 1, "line": {"color": NAN_COLOR, "dash": "dot", "width": 2}})
-        notes.append({"xref": "x2", "yref": "y2 domain", "x": capacity, "y": 1.0, "yanchor": "bottom", "xanchor": "left",
-                      "showarrow": False, "text": " " + tr(lang, "moe_fig_capacity", c=capacity),
-                      "font": {"size": 11, "color": NAN_COLOR}})
+        notes.append(label(capacity, tr(lang, "moe_fig_capacity", c=capacity), capacity_first, color=NAN_COLOR))
     row_axis = {"range": [S + E - 0.5, -0.5], "tickmode": "array", "tickvals": list(range(S + E)), "ticktext": rows,
                 "showticklabels": S + E <= 40, "showgrid": False, "zeroline": False}
     layout = subplot_row(["", ""], spacing=0.1)
