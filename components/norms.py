@@ -152,7 +152,8 @@ def first_draw(batch: int = 2, tokens: int = 4, features: int = 6, seed: int = 0
 
 
 def build() -> dict:
-    """Lay out the tab, wire its events, return the first-draw event."""
+    """Lay out the tab, wire its events, return the first-draw event; its ``at_root`` blocks must be rendered
+    outside every tab (:func:`components.share.wire` does) or the page will not launch."""
     grads, train, axes = SimpleNamespace(), SimpleNamespace(), SimpleNamespace()
     # The first draw sets the ticket: the gradients follow. It is placed at the page's root (``at_root``,
     # components.share.wire): a State inside a tab not yet shown fires its change whenever an event lists it

@@ -188,9 +188,11 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
     for tab_id, tab in tab_blocks.items():
         pause = [timer for other, draw in shown.items() if other != tab_id for timer in draw.get("timers", ())]
         here = {tab_id: shown[tab_id]} if tab_id in shown else {}
-        # Gradio selects the first tab as the page mounts, before the link is applied: ``opened`` is
-        # still None then, and the load's own event draws whichever tab the link opens.
-        tab.select(**show_event(here, drawn, pause, opened=opened, selected=tab_id), **private)
+        # Gradio selects the first tab as the page mounts, before the link is applied: that select waits
+        # for ``opened`` (the load's own event draws whichever tab the link opens). Any other tab the
+        # learner selects draws at once, even before the link is applied.
+        tab.select(**show_event(here, drawn, pause, opened=opened if tab_id == first_tab else None,
+                                selected=tab_id), **private)
 
 
 def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterable[gr.Timer] = (), *,
@@ -213,8 +215,10 @@ def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterab
                                   *(comp for draw in draws.values() for comp in draw["outputs"]), *pause]))
     flags = [drawn[tab_id] for tab_id in draws]
     at = {comp: i for i, comp in enumerate(inputs)}
+    head = [] if opened is None else [opened]
 
-    def run(request: gr.Request, page_tab: str | None, *values) -> dict:
+    def run(request: gr.Request, *values) -> dict:
+        page_tab, values = (values[0], values[1:]) if head else ("", values)
         is_drawn, values = dict(zip(draws, values[:len(flags)])), values[len(flags):]
         updates = {timer: gr.Timer(active=False) for timer in pause}
         tab_id = selected or page_tab
@@ -224,7 +228,7 @@ def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterab
             updates.update(_call_draw(draw, [values[at[comp]] for comp in draw["inputs"]], request))
         return updates or gr.skip()
 
-    return dict(fn=run, inputs=[opened if opened is not None else gr.State(""), *flags, *inputs], outputs=outputs)
+    return dict(fn=run, inputs=[*head, *flags, *inputs], outputs=outputs)
 
 
 def _call_draw(draw: dict, values: list, request: gr.Request) -> dict:

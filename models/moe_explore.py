@@ -183,7 +183,12 @@ class RouteExploration:
 
     @property
     def dropped_load(self) -> torch.Tensor:
-        """``(E,)`` assignments each expert turned away (over its capacity)."""
+        """``(E,)`` assignments each expert turned away (over its capacity).
+
+        >>> ex = explore_routing(None, RouteSpec(num_experts=4, top_k=2, capacity_factor=0.5), n_random=8)
+        >>> ex.capacity, ex.load.tolist(), ex.dropped_load.tolist()     # at most 2 kept per expert
+        (2, [5, 5, 4, 2], [3, 3, 2, 0])
+        """
         return self.load - self.kept_load
 
     @property

@@ -188,8 +188,9 @@ def one_thread():
 def pytest_xdist_make_scheduler(config, log):
     """Under ``pytest -n N`` every browser test (``tests/*_ui.py``) runs in one worker, one after another,
     while the other workers take the other tests one by one: one Chromium at a time (two renderers on two
-    cores made clicks time out), and the browser's idle time goes to the backend tests. (``--dist
-    loadgroup`` would say this with marks, but does not group under pytest 9.)"""
+    cores made clicks time out), and the browser's idle time goes to the backend tests. It replaces
+    whatever ``--dist`` asks for. (``--dist loadgroup`` would say this with marks, but does not group
+    under pytest 9.)"""
     from xdist.scheduler import LoadScopeScheduling
 
     class BrowserTestsTogether(LoadScopeScheduling):

@@ -50,7 +50,7 @@ def test_step_play_and_change_the_block(page, server_url, shot):
     page.locator("#attn_play").click()
     page.wait_for_function(f"() => +document.querySelector('{step}').value >= 3", timeout=30_000)
     page.locator("#attn_sub_heads-button, [data-tab-id=heads]").first.click()
-    assert int(wait_until_still(page, step)) < 10                            # times out if Play goes on
+    assert int(wait_until_still(page, step)) < 10                            # 10 if Play went on to the end
 
 
 def test_measure_the_cost_then_stop_a_long_sweep(page, server_url, shot):
