@@ -25,6 +25,7 @@ from urllib.parse import urlencode
 import gradio as gr
 
 from components.i18n import lang_of, t
+from components.wiring import by_component
 from locales import tr
 
 SHAREABLE = (gr.Slider, gr.Number, gr.Checkbox, gr.Radio, gr.Dropdown, gr.CheckboxGroup, gr.Textbox)
@@ -240,10 +241,7 @@ def _call_draw(draw: dict, values: list, request: gr.Request) -> dict:
         kwargs["request"] = request
     elif request_param is not None:
         args.insert(list(inspect.signature(fn).parameters).index("request"), request)
-    out = fn(*args, **kwargs)
-    if isinstance(out, dict):
-        return out
-    return dict(zip(draw["outputs"], out if len(draw["outputs"]) > 1 else [out]))
+    return by_component(draw, fn(*args, **kwargs))
 
 
 def share_row(tab_id: str, controls: dict) -> None:

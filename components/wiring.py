@@ -155,6 +155,14 @@ def event(fn: Callable, controls: SimpleNamespace | Mapping[str, Any], outputs: 
                 **kwargs)
 
 
+def by_component(draw: dict, out) -> dict:
+    """What a draw ``fn`` returned, by component: a ``{component: value}`` mapping as is, a tuple (or the
+    single value of a one-output draw) matched to ``draw["outputs"]`` in order."""
+    if isinstance(out, dict):
+        return dict(out)
+    return dict(zip(draw["outputs"], out if len(draw["outputs"]) > 1 else [out]))
+
+
 def join_draws(first: dict, second: dict) -> dict:
     """One draw event that runs two (``fn``, ``inputs``, ``outputs``): the tab's and this section's.
 
@@ -162,9 +170,6 @@ def join_draws(first: dict, second: dict) -> dict:
     return a tuple (in ``outputs`` order) or a ``{component: value}`` mapping.
     """
     n = len(first["inputs"])
-
-    def by_component(draw: dict, out) -> dict:
-        return dict(out) if isinstance(out, dict) else dict(zip(draw["outputs"], out))
 
     def run(*values, request: gr.Request = None) -> dict:
         return {**by_component(first, first["fn"](*values[:n], request=request)),
