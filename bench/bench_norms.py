@@ -4,7 +4,7 @@ and against PyTorch's own ``nn.TransformerEncoderLayer`` stack of the same size,
     python bench/bench_norms.py [--quick] [--device cpu|cuda] [--repeats 3] [--app 7]
 
 Rows:
-- Post-LN + Pre-LN per-layer gradient norms, 12 layers, d = 256, 8 × 32 tokens (the tab's default,
+- Post-LN + Pre-LN per-layer gradient norms, 12 layers, d = 128, 8 × 32 tokens (the tab's default,
   models.limits.GRAD_BATCH × GRAD_SEQ_LEN) vs the same two backward passes through a stack of
   ``nn.TransformerEncoderLayer(norm_first=False/True)`` with a causal mask.
 - with ``--app N``: ``/norm_gradients`` at its defaults through ``gradio_client`` on ``python app.py``
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import torch  # noqa: E402
 
 from models.device import resolve_device, timed  # noqa: E402
-from models.limits import GRAD_BATCH, GRAD_SEQ_LEN  # noqa: E402
+from models.limits import GRAD_BATCH, GRAD_D_MODEL, GRAD_SEQ_LEN  # noqa: E402
 from models.norm_data import char_batch, vocabulary  # noqa: E402
 from models.norm_training import TrainConfig, train_steps  # noqa: E402
 from models.norms import compare_variants  # noqa: E402
@@ -105,7 +105,7 @@ def main() -> None:
     args = parser.parse_args()
     device = resolve_device(args.device)
     size = (dict(n_layers=4, d_model=64, n_heads=4, seq_len=32, batch=4) if args.quick
-            else dict(n_layers=12, d_model=256, n_heads=4, seq_len=GRAD_SEQ_LEN, batch=GRAD_BATCH))
+            else dict(n_layers=12, d_model=GRAD_D_MODEL, n_heads=4, seq_len=GRAD_SEQ_LEN, batch=GRAD_BATCH))
     train = TrainConfig(steps=20, warmup=10) if args.quick else TrainConfig()
 
     compare_variants(2, ["post"], d_model=32, n_heads=2, seq_len=8, batch=1, device=device)     # warm up

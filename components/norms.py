@@ -23,7 +23,7 @@ from components.widgets import CheckboxGroup, Number, Radio, Slider
 from components.wiring import event, join_draws
 from locales import tr
 from models.checks import InputError, choice, number, whole
-from models.limits import (GRAD_BATCH, GRAD_SEQ_LEN, NORM_AXES_MAX, NORM_MAX_BATCH, NORM_MAX_D_MODEL,
+from models.limits import (GRAD_BATCH, GRAD_D_MODEL, GRAD_SEQ_LEN, NORM_AXES_MAX, NORM_MAX_BATCH, NORM_MAX_D_MODEL,
                            NORM_MAX_HEADS, NORM_MAX_LAYERS, NORM_MAX_SEQ_LEN, NORM_MIN_LAYERS, NORM_TRAIN_MAX_LR,
                            NORM_TRAIN_MAX_STEPS, SEED_MAX)
 
@@ -50,7 +50,7 @@ def _stack_args(n_layers, d_model, n_heads, norm, seq_len, batch, seed) -> dict:
                 batch=whole("norms_batch", batch, 1, NORM_MAX_BATCH), seed=whole("seed", seed, 0, SEED_MAX))
 
 
-def norm_gradients(n_layers: int = 12, d_model: int = 256, n_heads: int = 4, norm: str = "layernorm",
+def norm_gradients(n_layers: int = 12, d_model: int = GRAD_D_MODEL, n_heads: int = 4, norm: str = "layernorm",
                    variants: list[str] = DEFAULT_VARIANTS, log_y: bool = True, seq_len: int = GRAD_SEQ_LEN,
                    batch: int = GRAD_BATCH, seed: int = 0, request: gr.Request = None):
     """The ``/norm_gradients`` endpoint (heavy queue, streams): the per-layer gradient norms of each placement
@@ -75,7 +75,7 @@ def norm_gradients(n_layers: int = 12, d_model: int = 256, n_heads: int = 4, nor
                             more=more)}
 
 
-def norm_depth_sweep(n_layers: int = 12, d_model: int = 256, n_heads: int = 4, norm: str = "layernorm",
+def norm_depth_sweep(n_layers: int = 12, d_model: int = GRAD_D_MODEL, n_heads: int = 4, norm: str = "layernorm",
                      variants: list[str] = DEFAULT_VARIANTS, seq_len: int = GRAD_SEQ_LEN, batch: int = GRAD_BATCH,
                      seed: int = 0, request: gr.Request = None):
     """The ``/norm_depth_sweep`` endpoint: streams the top layer's gradient as each depth is measured."""
@@ -168,7 +168,7 @@ def build() -> dict:
             grads.n_layers = Slider(NORM_MIN_LAYERS, NORM_MAX_LAYERS, value=12, step=1, label=t("norm_layers"),
                                     elem_id="norm_layers")
             with gr.Row():
-                grads.d_model = Slider(16, NORM_MAX_D_MODEL, value=256, step=16, label=t("norm_width"),
+                grads.d_model = Slider(16, NORM_MAX_D_MODEL, value=GRAD_D_MODEL, step=16, label=t("norm_width"),
                                        elem_id="norm_width")
                 grads.n_heads = Slider(1, NORM_MAX_HEADS, value=4, step=1, label=t("norm_heads"),
                                        elem_id="norm_heads")

@@ -38,14 +38,14 @@ import torch
 
 from models.checks import InputError, choice, whole
 from models.device import Timing, on_gpu, resolve_device, timed
-from models.limits import (GRAD_BATCH, GRAD_SEQ_LEN, NORM_MAX_BATCH, NORM_MAX_D_MODEL, NORM_MAX_HEADS,
+from models.limits import (GRAD_BATCH, GRAD_D_MODEL, GRAD_SEQ_LEN, NORM_MAX_BATCH, NORM_MAX_D_MODEL, NORM_MAX_HEADS,
                            NORM_MAX_LAYERS, NORM_MAX_SEQ_LEN, NORM_MAX_WORK, NORM_SWEEP_MAX_WORK)
 from models.transformer import Block, Transformer, TransformerConfig, deepnorm_constants
 from models.transformer.layers import EPS, NORMS, LayerNorm, RMSNorm
 
 __all__ = ["LayerNorm", "RMSNorm", "NORMS", "EPS", "Block", "StackConfig", "build_stack", "deepnorm_constants",
            "layer_gradient_norms", "compare_variants", "gradients_by_variant", "depth_sweep", "sweep_depths",
-           "GradNorms", "DepthPoint", "Trend", "gradient_trend", "GRAD_BATCH", "GRAD_SEQ_LEN"]
+           "GradNorms", "DepthPoint", "Trend", "gradient_trend", "GRAD_BATCH", "GRAD_D_MODEL", "GRAD_SEQ_LEN"]
 
 Variant = Literal["post", "pre", "sandwich", "deepnorm"]
 NormKind = Literal["layernorm", "rmsnorm"]
@@ -175,7 +175,7 @@ def _batch_args(seq_len: int, batch: int) -> None:
     whole("batch", batch, 1, NORM_MAX_BATCH)
 
 
-def _gradient_norms(n_layers: int, *, variant: Variant, d_model: int = 256, n_heads: int = 4,
+def _gradient_norms(n_layers: int, *, variant: Variant, d_model: int = GRAD_D_MODEL, n_heads: int = 4,
                     seq_len: int = GRAD_SEQ_LEN, batch: int = GRAD_BATCH, seed: int = 0,
                     norm: NormKind = "layernorm", device=None,
                     drawn: list[Transformer] | None = None) -> GradNorms:
@@ -225,7 +225,7 @@ def _each_variant(n_layers: int, variants: list[str], **kwargs) -> Iterator[Grad
         choice("norms_variant", variant, VARIANTS)
     seq_len, batch = kwargs.get("seq_len", GRAD_SEQ_LEN), kwargs.get("batch", GRAD_BATCH)
     _batch_args(seq_len, batch)
-    check_work(n_layers, kwargs.get("d_model", 256), seq_len * batch, len(variants))
+    check_work(n_layers, kwargs.get("d_model", GRAD_D_MODEL), seq_len * batch, len(variants))
     drawn: list[Transformer] = []                   # the first stack's weights, copied by the others
     for variant in dict.fromkeys(variants):
         yield _gradient_norms(n_layers, variant=variant, drawn=drawn, **kwargs)
@@ -310,7 +310,7 @@ def depth_sweep(depths: list[int], variants: list[str], **kwargs):
     if not depths or not variants:
         raise InputError("norms_err_sweep_empty")
     tokens = kwargs.get("seq_len", GRAD_SEQ_LEN) * kwargs.get("batch", GRAD_BATCH)
-    check_work(sum(depths), kwargs.get("d_model", 256), tokens, len(variants), limit=NORM_SWEEP_MAX_WORK)
+    check_work(sum(depths), kwargs.get("d_model", GRAD_D_MODEL), tokens, len(variants), limit=NORM_SWEEP_MAX_WORK)
     for n_layers in depths:
         for variant in variants:
             g = _gradient_norms(n_layers, variant=variant, **kwargs)

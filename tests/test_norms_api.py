@@ -36,7 +36,7 @@ def test_endpoints_are_named_and_public(client):
 
 @pytest.mark.parametrize("api_name", ["/norm_gradients", "/norm_axes", "/norm_depth_sweep", "/norm_train"])
 def test_every_endpoint_answers_with_its_defaults_only(client, api_name):
-    """No arguments: the tab's defaults (12 layers, d = 256, …); a long run's first update is its answer."""
+    """No arguments: the tab's defaults (12 layers, d = 128, …); a long run's first update is its answer."""
     job = client.submit(api_name=api_name)
     deadline = time.monotonic() + 300
     while not job.outputs() and not job.done():

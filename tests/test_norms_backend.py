@@ -133,19 +133,23 @@ def _slope(values):
     return np.polyfit(np.arange(len(values)), np.log(values), 1)[0]
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_xiong_at_initialisation_post_grows_toward_the_top_pre_does_not(seed):
-    """Xiong et al. 2020, Figure 3 with 12 layers at the default size (seed 0 is the default): the tab's
-    small default batch (models.limits.GRAD_BATCH × GRAD_SEQ_LEN) must still show it on every seed."""
-    g = compare_variants(12, ["post", "pre"], seed=seed)
-    post, pre = g["post"].per_layer["ffn_out"], g["pre"].per_layer["ffn_out"]
-    assert _slope(post) > 0 and post[-1] > 1.1 * post[0]            # Post-LN rises toward the top
-    assert post[-1] > 2 * pre[-1]                                   # and exceeds Pre-LN there
-    assert _slope(pre) < 0 and max(pre) < 3 * min(pre)              # Pre-LN does not rise anywhere...
-    flat = [gr * rms for gr, rms in zip(pre, g["pre"].stream_rms)]
-    assert max(flat) < 1.4 * min(flat)                              # ...and is flat once ‖x_l‖ is divided out
-    assert all(r == pytest.approx(1.0, abs=1e-3) for r in g["post"].stream_rms)   # Post-LN: normalised stream
-    assert g["post"].loss == pytest.approx(g["pre"].loss, rel=0.1)  # ≈ ln V at init, both
+def test_xiong_at_initialisation_post_grows_toward_the_top_pre_does_not():
+    """Xiong et al. 2020, Figure 3 with 12 layers at the tab's default size (models.limits: GRAD_D_MODEL,
+    GRAD_BATCH × GRAD_SEQ_LEN), over seeds 0-19 (seed 0 is the default). At init the per-layer values
+    carry the noise of one draw, so the rise of Post-LN is counted: it may miss on one seed in twenty
+    (seed 15: top / bottom 0.97), never on the default seed; everything else holds on every seed."""
+    rises = []
+    for seed in range(20):
+        g = compare_variants(12, ["post", "pre"], seed=seed)
+        post, pre = g["post"].per_layer["ffn_out"], g["pre"].per_layer["ffn_out"]
+        rises.append(_slope(post) > 0 and post[-1] > 1.1 * post[0])        # Post-LN rises toward the top
+        assert post[-1] > 2 * pre[-1], seed                                 # and ends above Pre-LN there
+        assert _slope(pre) < 0 and max(pre) < 3 * min(pre), seed            # Pre-LN does not rise anywhere...
+        flat = [gr * rms for gr, rms in zip(pre, g["pre"].stream_rms)]
+        assert max(flat) < 1.4 * min(flat), seed                            # ...and is flat once ‖x_l‖ is divided out
+        assert all(r == pytest.approx(1.0, abs=1e-3) for r in g["post"].stream_rms)   # Post-LN: normalised stream
+        assert g["post"].loss == pytest.approx(g["pre"].loss, rel=0.1), seed         # ≈ ln V at init, both
+    assert rises[0] and sum(rises) >= 19, rises
 
 
 def test_depth_sweep_top_layer_follows_theorem_1():
@@ -154,7 +158,7 @@ def test_depth_sweep_top_layer_follows_theorem_1():
     pre_ratio = pts["pre", 16] / pts["pre", 4]
     post_ratio = pts["post", 16] / pts["post", 4]
     assert 0.35 < pre_ratio < 0.75                                  # √(4/16) = 0.5
-    assert 0.7 < post_ratio < 2.0                                   # independent of L (seeds 0-2: 1.47, 1.08, 0.98)
+    assert 0.7 < post_ratio < 2.0                                   # independent of L (seeds 0-2: 1.40, 1.09, 0.96)
     assert post_ratio > 2 * pre_ratio
 
 
