@@ -184,7 +184,7 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-
+@pytest.hookimpl(optionalhook=True)            # ``-p no:xdist`` runs the suite in one process
 def pytest_xdist_make_scheduler(config, log):
     """Under ``pytest -n N`` every browser test (``tests/*_ui.py``) runs in one worker, one after another,
     while the other workers take the other tests one by one: one Chromium at a time (two renderers on two
