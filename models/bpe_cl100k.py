@@ -5,8 +5,8 @@ one line per token, its bytes in base64 and its rank (= its id). The file is fou
 importing tiktoken and its SHA-256 must equal :data:`CL100K_SHA256`, the hash tiktoken's own
 ``tiktoken_ext/openai_public.py`` passes to ``load_tiktoken_bpe`` for ``cl100k_base`` (a test reads
 it there). Its 100,256 ranks (256 single bytes, then 100,000 merges: :attr:`Cl100k.merges`) are
-parsed once per process (~0.1 s) and kept read-only; 5 special tokens, not in the file, bring the
-ids to 100,277.
+parsed once per process (~0.1 s) and kept read-only; 5 special tokens, not in the file, take ids up
+to 100,276 (tiktoken's ``n_vocab`` 100,277).
 
 Encoding is tiktoken's algorithm (``tiktoken/_educational.py``, ``bpe_encode``): cut the text with
 the cl100k pattern, then inside each chunk start from single bytes and repeatedly merge the

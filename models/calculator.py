@@ -12,7 +12,7 @@ The KV cache has one formula, :func:`kv_elements` (MHA/GQA/MQA and MLA), which t
 (:mod:`models.kv_cache`) and the transformer (``TransformerConfig.cache_elements_per_token``) call too.
 
 References: Kaplan et al. 2020 (C ~ 2N forward, 6N per trained token, N without embeddings; here 6·N
-counts them, see :func:`compute_conventions`); Rajbhandari et al. 2020 (ZeRO: 16 bytes per parameter
+counts them, as Hoffmann et al. 2022 do: see :func:`compute_conventions`); Rajbhandari et al. 2020 (ZeRO: 16 bytes per parameter
 for mixed-precision Adam) and the other recipes of :data:`OPTIMIZER_RECIPES`; Korthikanti et al. 2022
 (activation memory s·b·h·(34 + 5·a·s/h) bytes per layer, for GPT-3 blocks). Not handled: pipeline/tensor
 parallel sharding, vision towers, Phi-2's single norm per layer and LM-head bias. Sliding-window and
@@ -205,7 +205,7 @@ def rule_check(spec: ModelSpec) -> RuleCheck:
     """Where 12·L·d² holds and why it fails, for ``spec``.
 
     It assumes attention 4·d² per layer and an FFN of 8·d² (a 4d GELU MLP: 2·d·4d, or a SwiGLU at
-    8/3·d: 3·d·8d/3) and no embeddings. Llama-2-7B (MHA, SwiGLU at 11008 ≈ 8/3·4096) fits within 0.6%:
+    8/3·d: 3·d·8d/3) and no embeddings. Llama-2-7B (MHA, SwiGLU at 11008 ≈ 8/3·4096) fits within 0.52%:
 
     >>> c = rule_check(PRESETS["Llama-2-7B"])
     >>> round(100 * c.off, 2), c.attention_d2, round(c.ffn_d2, 2), c.reasons
@@ -494,9 +494,11 @@ ARCHITECTURES = {
     "starcoder2": dict(gated=False, norm="layernorm", bias=True),     # c_fc, c_proj (gelu_pytorch_tanh)
     "gemma": dict(gated=True, tied=True),                             # GemmaMLP: gate, up, down (GELU)
     "gemma2": dict(gated=True, tied=True),
+    # Gemma 3's 4B-27B configs leave out the fields equal to Gemma3TextConfig's defaults
+    "gemma3_text": dict(gated=True, tied=True, defaults=dict(vocab_size=262_208, head_dim=256)),
     "phi3": dict(gated=True),                                         # fused gate_up_proj, down_proj (SiLU)
     "llama": dict(gated=True), "mistral": dict(gated=True), "mixtral": dict(gated=True),
-    "qwen2": dict(gated=True), "deepseek_v2": dict(gated=True),
+    "qwen2": dict(gated=True), "qwen3": dict(gated=True), "deepseek_v2": dict(gated=True),
 }
 
 
@@ -517,6 +519,11 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
         raise InputError("calc_err_json", msg=exc.msg, line=exc.lineno, col=exc.colno) from None
     if not isinstance(cfg, dict):
         raise InputError("calc_err_json_object")
+    if isinstance(cfg.get("text_config"), dict):     # a vision-language checkpoint (Gemma 3): its language
+        cfg = {**cfg, **cfg["text_config"]}          # model; the vision tower is not counted
+    gpt2 = cfg.get("model_type") == "gpt2" or "n_embd" in cfg
+    family = ARCHITECTURES.get("gpt2" if gpt2 else str(cfg.get("model_type")), {})
+    cfg = {**family.get("defaults", {}), **cfg}
 
     def get(*keys, default=None):
         for key in keys:
@@ -532,8 +539,6 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
                               ("num_attention_heads", heads), ("vocab_size", vocab)) if v is None]
     if missing:
         raise InputError("calc_err_config_lacks", keys=", ".join(missing))
-    gpt2 = cfg.get("model_type") == "gpt2" or "n_embd" in cfg
-    family = ARCHITECTURES.get("gpt2" if gpt2 else str(cfg.get("model_type")), {})
     act = str(get("hidden_activation", "hidden_act", "activation_function", default="silu"))
     # The number of FFN matrices is the architecture's, not the activation's: Gemma's gated MLP runs GELU
     # (gelu_pytorch_tanh) through gate, up and down; Phi-2's plain MLP runs gelu_new through fc1, fc2.

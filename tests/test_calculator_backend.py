@@ -219,7 +219,10 @@ def test_12_l_d2_fits_llama_2_7b_without_embeddings_and_says_why_it_fails_elsewh
     c = rule_check(PRESETS["Llama-2-7B"])
     non_embedding = 6_738_415_616 - 2 * 32000 * 4096                    # the published total minus both matrices
     assert c.rule == 12 * 32 * 4096**2 and c.non_embedding == non_embedding
-    assert abs(c.off) < 0.006 and c.reasons == ()                       # -0.52%: SwiGLU at 11008 ≈ 8/3·4096
+    assert c.off == pytest.approx(-0.0052, abs=5e-5) and c.reasons == ()  # SwiGLU at 11008 ≈ 8/3·4096
+    from locales.calculator import STRINGS                              # the Explain states these figures
+    figures = f"{-100 * c.off:.2f}%", f"{c.rule / 1e9:.2f} B", f"{c.non_embedding / 1e9:.2f} B"
+    assert all(f in STRINGS[lang]["calc_explain"] for f in figures for lang in STRINGS), figures
     assert rule_check(PRESETS["Llama-3-8B"]).reasons == ("gqa", "ffn")  # 8 KV heads; 14336 = 3.5·d
     assert rule_check(PRESETS["Llama-3-8B"]).attention_d2 == (2 * 4096**2 + 2 * 4096 * 1024) / 4096**2
     assert "moe" in rule_check(PRESETS["Mixtral-8x7B"]).reasons
@@ -278,6 +281,25 @@ def test_gemmas_gated_gelu_mlp_has_three_matrices():
     counts = count_params(spec_from_config(json.dumps(GEMMA_2B)))
     assert counts["parts"]["ffn"] == 18 * 3 * 2048 * 16384
     assert counts["total"] == 2_506_172_416                              # google/gemma-2b, all tensors
+
+
+# google/gemma-3-12b-it's config.json as published: a vision-language model whose sparse text_config leaves
+# vocab_size (262,208) and head_dim (256) to Gemma3TextConfig's defaults.
+GEMMA_3_12B = {"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+               "text_config": {"hidden_size": 3840, "intermediate_size": 15360, "model_type": "gemma3_text",
+                               "num_attention_heads": 16, "num_hidden_layers": 48, "num_key_value_heads": 8,
+                               "sliding_window": 1024},
+               "vision_config": {"hidden_size": 1152, "model_type": "siglip_vision_model", "num_hidden_layers": 27}}
+
+
+def test_gemma_3_reads_its_text_config_and_counts_a_gated_mlp():
+    spec = spec_from_config(json.dumps(GEMMA_3_12B))
+    counts = count_params(spec)
+    d, f, L, hd = 3840, 15360, 48, 256
+    assert counts["parts"]["ffn"] == L * 3 * d * f                       # gate, up, down
+    assert counts["parts"]["attention"] == L * (d * 16 * hd + 2 * d * 8 * hd + 16 * hd * d)
+    assert spec.vocab_size == 262_208 and spec.tied_embeddings        # the LM head is the embedding
+    assert 11.5e9 < counts["total"] < 12.0e9                             # "12B" with a ~0.4B vision tower left out
 
 
 def test_phi_mlps_plain_and_gated():

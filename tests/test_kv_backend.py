@@ -460,3 +460,28 @@ def test_tiny_gpt_trains_through_its_loss():
     ids = torch.randint(0, 32, (2, 9), generator=torch.Generator().manual_seed(0))
     model.loss(ids).backward()
     assert all(p.grad is not None for p in model.parameters() if p.requires_grad)
+
+
+def test_the_explains_decode_cost_figures_follow_from_the_formulas():
+    """The KV Explain's "a cached step reads the whole cache" paragraph, in both languages: Llama-3-8B in
+    bf16 on an H100 (3.35 TB/s: NVIDIA's H100 SXM datasheet), weights and cache read once per step; the
+    tab's own model at its largest cache. Each figure as printed, recomputed here from its formula."""
+    from locales.kv import STRINGS
+    from models.calculator import count_params
+
+    bandwidth, kib, mib, gib = 3.35e12, 2**10, 2**20, 2**30
+    weights = 2 * count_params(PRESETS["Llama-3-8B"])["total"]           # bf16
+    per_token = 2 * 32 * 8 * 128 * 2                                    # K and V · L · n_kv · h_d · bf16
+    step_ms = 1e3 * weights / bandwidth
+    more_ms = {t: 1e3 * t * per_token / bandwidth for t in (8 * 1024, 128 * 1024)}
+    tiny = load_tiny_gpt("mha")
+    tiny_cache = config_cache_bytes(tiny.model.config, KV_CONTEXT, 4)   # MHA, the whole context, fp32
+    tiny_weights = 4 * sum(p.numel() for p in tiny.model.parameters())
+    figures = [f"{weights / gib:.0f} GiB", f"{step_ms:.1f} ms", f"{per_token // kib} KiB",
+               f"{more_ms[8 * 1024]:.1f} ms", f"{more_ms[128 * 1024]:.1f} ms", f"{tiny_cache / mib:.0f} MiB",
+               f"{tiny_weights / mib:.1f} MiB", f"{KV_CONTEXT} tokens"]
+    assert (step_ms + more_ms[128 * 1024]) / step_ms == pytest.approx(2, abs=0.1)   # "about twice as long"
+    for lang in STRINGS:
+        missing = [f for f in figures[:-1] if f not in STRINGS[lang]["kv_explain"]]
+        assert not missing, (lang, missing)
+    assert figures[-1] in STRINGS["en"]["kv_explain"], figures[-1]
