@@ -318,13 +318,14 @@ def depth_sweep(depths: list[int], variants: list[str], **kwargs):
 
 
 def sweep_depths(max_layers: int) -> list[int]:
-    """The depths a sweep visits up to ``max_layers``: roughly doubling, the maximum included.
+    """The depths a sweep visits up to ``max_layers``: roughly doubling, the maximum included, and no
+    depth within 1.25× below it (16 beside 17 would be one more point and two overlapping labels).
 
     >>> sweep_depths(24)
     [1, 2, 3, 4, 6, 8, 12, 16, 24]
-    >>> sweep_depths(5)
-    [1, 2, 3, 4, 5]
+    >>> sweep_depths(5), sweep_depths(17)
+    ([1, 2, 3, 4, 5], [1, 2, 3, 4, 6, 8, 12, 17])
     """
     whole("max_layers", max_layers, 1, NORM_MAX_LAYERS)
     ladder = [1, 2, 3, 4, 6, 8, 12, 16, 24]
-    return [d for d in ladder if d < max_layers] + [max_layers]
+    return [d for d in ladder if 1.25 * d <= max_layers] + [max_layers]

@@ -284,3 +284,13 @@ def test_cuda_matches_cpu():
     cpu = layer_gradient_norms(2, variant="pre", d_model=32, n_heads=2, seq_len=16, batch=2, device="cpu")
     gpu = layer_gradient_norms(2, variant="pre", d_model=32, n_heads=2, seq_len=16, batch=2, device="cuda")
     assert cpu.per_layer["ffn_out"] == pytest.approx(gpu.per_layer["ffn_out"], rel=1e-3)
+
+
+def test_sweep_depths_keep_their_labels_apart_on_the_log_axis():
+    """Regression: a maximum beside a ladder step (17 after 16) put two tick labels on one spot."""
+    from models.limits import NORM_MAX_LAYERS
+    from models.norms import sweep_depths
+    for top in range(1, NORM_MAX_LAYERS + 1):
+        depths = sweep_depths(top)
+        assert depths[-1] == top and depths == sorted(set(depths))
+        assert all(b / a >= 1.25 for a, b in zip(depths, depths[1:])), depths
