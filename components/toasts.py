@@ -6,7 +6,9 @@ under the old ones, so after a few wrong values the newest message is at the bot
 stack. :data:`TOAST_JS` runs once when the page loads (``launch(js=...)``) and keeps every toast
 tidy as it changes: the title in the language the server answers in (the browser's first language,
 as :func:`components.i18n.lang_of` reads it from the request) and only the newest message shown.
-Gradio still closes the toast as before (its close button, its timer).
+An error is about the value that caused it, so the learner's next action (a committed value, a button,
+a tab) closes it, as its own close button does: a request that fails again shows a new one, and one that
+succeeds leaves no stale error above its figure. Otherwise Gradio closes it after its 10 s.
 """
 from __future__ import annotations
 
@@ -33,5 +35,13 @@ TOAST_JS = """
     }
   };
   new MutationObserver(tidy).observe(document.body, { childList: true, subtree: true, characterData: true });
+  const dismiss = (event) => {
+    if (event.target.closest?.(".toast-wrap")) return;
+    document.querySelectorAll(".toast-body.error [data-testid='toast-close']").forEach((close) => close.click());
+  };
+  document.addEventListener("change", dismiss, true);
+  document.addEventListener("click", (event) => {
+    if (event.target.closest?.("button, [role='tab']")) dismiss(event);
+  }, true);
 }
 """ % json.dumps(_TITLES, ensure_ascii=False)

@@ -1,5 +1,6 @@
-"""Error toasts (components/toasts.py): the newest message only, under a title in the page's language.
-Without the page script Gradio titles every toast "Error" and stacks each new message under the old."""
+"""Error toasts (components/toasts.py): the newest message only, under a title in the page's language,
+closed by the learner's next action. Without the page script Gradio titles every toast "Error", stacks
+each new message under the old, and keeps the error up for 10 s after a good value has been drawn."""
 import pytest
 from playwright.sync_api import expect
 
@@ -10,7 +11,7 @@ pytestmark = pytest.mark.e2e
     ("zh-CN", "注意力掩码", "出错了", "请至少输入一个句子", "最多 64 个"),
     ("en-US", "Attention masks", "Error", "at least one sentence", "at most 64"),
 ])
-def test_a_new_error_replaces_the_old_under_a_translated_title(browser, server_url, shot, locale, tab, title,
+def test_a_new_error_replaces_the_old_and_a_good_value_closes_it(browser, server_url, shot, locale, tab, title,
                                                                 first, second):
     context = browser.new_context(locale=locale)
     page = context.new_page()
@@ -29,4 +30,7 @@ def test_a_new_error_replaces_the_old_under_a_translated_title(browser, server_u
     expect(toast.locator(".toast-title")).to_contain_text(title)            # Gradio's own: "Error (2)"
     expect(toast.locator(".toast-count")).to_be_hidden()
     shot(page, f"toast-{locale}")
+    box.fill("The cat sat.")
+    box.blur()                                                              # a good value: the error goes
+    expect(page.locator(".toast-body.error")).to_have_count(0, timeout=5_000)   # well before Gradio's 10 s
     context.close()
