@@ -193,12 +193,12 @@ def build() -> dict:
         w = getattr(ui, name)
         (w.submit if isinstance(w, gr.Number) else w.input)(
             lambda: "custom", None, ui.preset, api_visibility="private", show_progress="hidden")
-    ui.preset.input(**event(set_preset, ui, FIELDS, api_visibility="private", show_progress="hidden")).then(
-        api_visibility="private", **main)
+    fill = event(set_preset, ui, FIELDS, api_visibility="private", show_progress="hidden")
+    ui.preset.input(**fill).then(api_visibility="private", **main)
     # Checked first by an event with no outputs: a refused config raised in load_config would mark
     # each field "Error" over its value; this way only the message says what was wrong.
     load.click(**event(check_config, ui, api_visibility="private")).success(
         **event(load_config, ui, ("preset", *FIELDS), api_visibility="private")).success(
         api_visibility="private", **main)
     verify_button.click(api_name="calculate_verify", **event(verify_spec, ui, ("verification",)))
-    return main
+    return {**main, "fills": [fill]}

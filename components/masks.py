@@ -102,9 +102,9 @@ def build() -> dict:
     gr.on([ui.text.submit, ui.text.blur, ui.padding_side.input, ui.window.input, ui.prefix.input,
            ui.convention.input, ui.heads.input, ui.seed.submit, ui.seed.blur, ui.seq.input, ui.head.input],
           api_name="masks", trigger_mode="always_last", **main)   # sliders follow a drag; coalesced
-    ui.preset.input(**event(set_preset, ui, RULES, api_visibility="private", show_progress="hidden")).then(
-        api_visibility="private", **main)
+    fill = event(set_preset, ui, RULES, api_visibility="private", show_progress="hidden")
+    ui.preset.input(**fill).then(api_visibility="private", **main)
     for rule in RULES:
         getattr(ui, rule).input(lambda: "custom", None, ui.preset, api_visibility="private",
                                 show_progress="hidden").then(api_visibility="private", **main)
-    return main
+    return {**main, "fills": [fill]}

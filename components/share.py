@@ -139,7 +139,9 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
 
     ``draws[tab_id]`` is the event that draws a tab (``fn``, ``inputs``, ``outputs``), as its
     ``build()`` returns it; its optional ``timers`` are the tab's Play timers, paused when the learner
-    selects another tab, and ``at_root`` blocks made with ``render=False`` to place outside every tab.
+    selects another tab, ``at_root`` blocks made with ``render=False`` to place outside every tab, and
+    ``fills`` the events by which one control sets others (a preset and its fields): a link that sets
+    the preset and none of its fields gets the preset's fields, as choosing it in the page would.
     Each of these is one event (see :func:`show_event`).
     """
     moved = moved or {}
@@ -175,9 +177,17 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
                 updates[comp] = decode(comp, raw)
             except (ValueError, TypeError):
                 gr.Warning(tr(lang_of(request), "share_bad_setting", setting=elem_id, value=repr(raw[:40])))
+        for fill in (draws.get(tab) or {}).get("fills", ()) if tab else ():
+            source, filled = fill["inputs"][0], fill["outputs"]
+            if source in updates and not any(comp in updates for comp in filled):
+                updates.update(_call_draw(fill, [updates[source]], request))
         return updates
 
     every_control = [comp for _, _, comp in order]
+    for tab_id, draw in draws.items():
+        for fill in (draw or {}).get("fills", ()):
+            if not set(fill["outputs"]) <= set(tab_controls[tab_id].values()):
+                raise ValueError(f"{tab_id}: a fill sets controls that are not shareable: {fill['fn'].__name__}")
     shown = {tab_id: draw for tab_id, draw in draws.items() if draw}
     for draw in shown.values():
         for block in draw.get("at_root", ()):

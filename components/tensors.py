@@ -287,8 +287,8 @@ def build() -> dict:
     layout = event(tensor_layout, ui, ("memory", "view", "table", "device"), show_progress="hidden")
     gr.on([ui.shape.submit, ui.shape.blur, ui.ops.blur, ui.step.input], api_name="tensor_layout",
           trigger_mode="always_last", **layout)
-    ui.preset.input(**event(set_preset, ui, ("shape", "ops", "step"), api_visibility="private",
-                            show_progress="hidden")).then(api_visibility="private", **layout)
+    fill = event(set_preset, ui, ("shape", "ops", "step"), api_visibility="private", show_progress="hidden")
+    ui.preset.input(**fill).then(api_visibility="private", **layout)
     for box in (ui.shape, ui.ops):
         box.input(lambda: "custom", None, ui.preset, api_visibility="private", show_progress="hidden")
     gr.on([ui.value.submit, ui.value.blur], api_name="number_formats", show_progress="hidden",
@@ -302,5 +302,6 @@ def build() -> dict:
     gr.on([ui.n_params.submit, ui.n_params.blur, ui.tokens.submit, ui.tokens.blur, ui.n_gpus.submit,
            ui.n_gpus.blur, ui.gpu.input, ui.mfu_percent.input], api_name="compute_estimate", show_progress="hidden",
           trigger_mode="always_last", **event(compute_estimate, ui, ("estimate",)))
-    return event(first_draw, ui, ("memory", "view", "table", "device", "bits", "rounding", "formats_table",
-                                  "estimate", "matmul_plot", "mfu_plot"), show_progress="hidden")
+    return {**event(first_draw, ui, ("memory", "view", "table", "device", "bits", "rounding", "formats_table",
+                                     "estimate", "matmul_plot", "mfu_plot"), show_progress="hidden"),
+            "fills": [fill]}

@@ -29,6 +29,17 @@ def test_link_opens_the_tab_with_its_settings(page, server_url, shot):
     shot(page, "share")
 
 
+def test_a_link_with_only_a_preset_draws_that_preset(page, server_url):
+    """Regression: the preset's name showed while its fields (and every number) stayed Llama-3-8B's. A
+    link that sets a preset and none of its fields gets the preset's fields, as choosing it would."""
+    page.goto(f"{server_url}?tab=calculator&calc_preset=DeepSeek-V2")
+    expect(page.locator("#calc_d_model input")).to_have_value("5120", timeout=30_000)  # deepseek-ai/DeepSeek-V2
+    summary = page.locator("#tab_calculator details summary").first
+    expect(summary).not_to_contain_text("8.03 B", timeout=30_000)                    # Llama-3-8B's gone
+    total, active = (float(x) for x in re.findall(r"([\d.]+) B \(", summary.inner_text()))
+    assert round(total) == 236 and round(active) == 21                 # the paper: 236B, 21B activated per token
+
+
 def test_download_figure_data(page, server_url, tmp_path):
     page.goto(f"{server_url}?tab=masks")
     expect(page.locator(PANELS)).to_be_visible(timeout=30_000)
