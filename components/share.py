@@ -153,8 +153,11 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
     first_tab = next(iter(tab_blocks))
     opened = gr.State(None)                  # the tab the page opens on; None until the link is applied
 
+    tickets = {tab_id: gr.State(None) for tab_id in tab_controls}   # what the link asks of a tab
+
     def apply(request: gr.Request) -> dict:
-        """The link's tab and settings, by component; a control the link does not set keeps its value."""
+        """The link, read: a ticket for the tab that opens and for each other tab it sets controls of.
+        A ticket's change applies it and draws the tab (below): nothing is selected or set before."""
         params = dict(getattr(request, "query_params", None) or {})
         tab = params.get("tab")
         carried = {new for old, (old_tab, new) in moved.items() if old_tab == tab and old in params and new in owner}
@@ -164,26 +167,42 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
         select_inner = {}
         if carried and not set(params) - {"tab"} - carried:           # only moved controls: open where they are now
             tab = owner[next(iter(carried))]
-            select_inner = {subtabs[new][0]: subtabs[new][1] for new in carried if new in subtabs}
+            select_inner = {inner.index(subtabs[new][0]): subtabs[new][1] for new in carried if new in subtabs}
         tab = tab if tab in tab_controls else None
-        updates = {tabs: gr.Tabs(selected=tab) if tab else gr.skip(), opened: tab or first_tab}
-        updates.update({inner_tabs: gr.Tabs(selected=select_inner[inner_tabs]) for inner_tabs in inner
-                        if inner_tabs in select_inner})
+        open_tab = tab or first_tab
+        asked = {open_tab: dict(values={}, select=tab is not None, inner=select_inner, opens=True)}
         for tab_id, elem_id, comp in order:
             raw = params.get(elem_id)
             if raw is None or (tab_id != tab and elem_id not in carried):
                 continue
             try:
-                updates[comp] = decode(comp, raw)
+                value = decode(comp, raw)
             except (ValueError, TypeError):
                 gr.Warning(tr(lang_of(request), "share_bad_setting", setting=elem_id, value=repr(raw[:40])))
-        for fill in (draws.get(tab) or {}).get("fills", ()) if tab else ():
-            source, filled = fill["inputs"][0], fill["outputs"]
-            if source in updates and not any(comp in updates for comp in filled):
-                updates.update(_call_draw(fill, [updates[source]], request))
-        return updates
+                continue
+            asked.setdefault(tab_id, dict(values={}, select=False, inner={}, opens=False))["values"][elem_id] = value
+        return {tickets[tab_id]: ticket for tab_id, ticket in asked.items()}
 
-    every_control = [comp for _, _, comp in order]
+    def applied(tab_id: str) -> dict:
+        """The event that applies a tab's ticket: its controls (a preset's fields too, by its ``fills``) and,
+        for the tab that opens, the selection and ``opened``, all at once, so that no draw (the tab's
+        select, the first tab's mount-time select) can run between them with the defaults."""
+        controls, fills = tab_controls[tab_id], (draws.get(tab_id) or {}).get("fills", ())
+
+        def apply_ticket(ticket: dict, request: gr.Request) -> dict:
+            updates = {controls[elem_id]: value for elem_id, value in ticket["values"].items()}
+            for fill in fills:
+                source, filled = fill["inputs"][0], fill["outputs"]
+                if source in updates and not any(comp in updates for comp in filled):
+                    updates.update(_call_draw(fill, [updates[source]], request))
+            if ticket["opens"]:
+                updates[opened] = tab_id
+            if ticket["select"]:
+                updates[tabs] = gr.Tabs(selected=tab_id)
+            updates.update({inner[i]: gr.Tabs(selected=sub) for i, sub in ticket["inner"].items()})
+            return updates
+        return dict(fn=apply_ticket, inputs=[tickets[tab_id]], outputs=[tabs, opened, *inner, *controls.values()])
+
     for tab_id, draw in draws.items():
         for fill in (draw or {}).get("fills", ()):
             if not set(fill["outputs"]) <= set(tab_controls[tab_id].values()):
@@ -194,8 +213,15 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
             block.render()
     drawn = {tab_id: gr.State(False) for tab_id in shown}
     private = dict(show_progress="hidden", api_visibility="private")
-    demo.load(apply, None, [tabs, opened, *inner, *every_control], **private).then(
-        **show_event(shown, drawn, opened=opened), **private)
+    # The page load touches the opened tab's components only: each event costs the page a walk of its
+    # layout per input and output (see show_event), and one event listing every tab's controls and
+    # outputs (~600) took ~1.5 s of a slow machine's script. The tickets sit at the page's root: a
+    # State in a tab not yet shown fires its change whenever an event lists it as an output.
+    demo.load(apply, None, list(tickets.values()), **private)
+    for tab_id, ticket in tickets.items():
+        chain = ticket.change(**applied(tab_id), **private)
+        if tab_id in shown:
+            chain.then(**show_event({tab_id: shown[tab_id]}, drawn, opened=opened), **private)
     for tab_id, tab in tab_blocks.items():
         pause = [timer for other, draw in shown.items() if other != tab_id for timer in draw.get("timers", ())]
         here = {tab_id: shown[tab_id]} if tab_id in shown else {}
