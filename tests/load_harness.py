@@ -85,6 +85,8 @@ HEAVY: dict[str, list] = {
 
 
 def p95(xs: list[float]) -> float:
+    if not xs:
+        return float("nan")
     return statistics.quantiles(xs, n=20, method="inclusive")[-1] if len(xs) > 1 else xs[0]
 
 
@@ -131,7 +133,7 @@ class LoadRun:
     def report(self) -> dict:
         """p95s in ms and their ratios, raw and with idle floored at :data:`IDLE_FLOOR`."""
         def row(idle: list[float], loaded: list[float]) -> dict:
-            i, l = p95(idle), p95(loaded) if loaded else float("nan")
+            i, l = p95(idle), p95(loaded)
             return {"idle_p95_ms": round(i * 1e3, 1), "load_p95_ms": round(l * 1e3, 1), "calls": len(loaded),
                     "raw_ratio": round(l / i, 2), "ratio": round(l / max(i, IDLE_FLOOR), 2)}
         out = {name: row(self.idle[name], ts) for name, ts in self.loaded.items()}
@@ -140,8 +142,10 @@ class LoadRun:
         return out
 
 
-def measure(server_url: str, duration: float, *, clients: int = CLIENTS, seed: int = 0) -> LoadRun:
-    """Idle latencies (one client), then ``clients`` learners for ``duration`` s with the long work going."""
+def measure(server_url: str, duration: float, *, clients: int = CLIENTS, seed: int = 0,
+            idle_calls: int = IDLE_CALLS) -> LoadRun:
+    """Idle latencies (one client, ``idle_calls`` per endpoint after one to warm it up), then ``clients``
+    learners for ``duration`` s with the long work going."""
     rng = random.Random(seed)
     idle: dict[str, list[float]] = {}
     with httpx.Client() as client:
@@ -149,7 +153,7 @@ def measure(server_url: str, duration: float, *, clients: int = CLIENTS, seed: i
         for name, args in INSTANT.items():
             raw_call(server_url, name.lstrip("/"), args(rng), session="idle", client=client)     # warm up
             times = []
-            for _ in range(IDLE_CALLS):
+            for _ in range(idle_calls):
                 start = time.perf_counter()
                 event, payload = raw_call(server_url, name.lstrip("/"), args(rng), session="idle", client=client)
                 if event != "complete":
