@@ -9,11 +9,14 @@ language of the page. Their class names are Gradio's, so the browser draws the s
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import gradio as gr
+from gradio.routes import App
 
 log = logging.getLogger("llm_anatomy")
 
@@ -24,54 +27,79 @@ def _rounded(payload: Any, precision: int | None) -> Any:
     return gr.Number.round_to_precision(payload, precision)
 
 
-class Slider(gr.Slider):
-    """``gr.Slider`` without the server-side range check (the handler's :func:`models.checks.whole` does it)."""
-
-    def preprocess(self, payload: Any) -> Any:
-        return _rounded(payload, self.precision)
-
-
-class Number(gr.Number):
-    """``gr.Number`` without the server-side bounds check."""
-
-    def preprocess(self, payload: Any) -> Any:
-        return None if payload is None else _rounded(payload, self.precision)
-
-
-class Radio(gr.Radio):
-    """``gr.Radio`` that hands a value outside its choices to the handler (which names the choices)."""
-
-    def preprocess(self, payload: Any) -> Any:
-        values = [value for _, value in self.choices]
-        if payload in values and self.type == "index":
-            return values.index(payload)
-        return payload
+@contextlib.contextmanager
+def _no_stub_files() -> Iterator[None]:
+    """Gradio's component metaclass writes a typing stub (``widgets.pyi``) beside the module of every
+    component class it creates, parsing this file and the stub for each (~25 ms at import): a tool for
+    authors of custom components, and a file written into a Space's source tree at run time."""
+    from gradio import component_meta
+    write = component_meta.create_or_modify_pyi
+    component_meta.create_or_modify_pyi = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        component_meta.create_or_modify_pyi = write
 
 
-class Dropdown(gr.Dropdown):
-    """``gr.Dropdown`` that hands values outside its choices to the handler."""
+with _no_stub_files():
+    class Slider(gr.Slider):
+        """``gr.Slider`` without the server-side range check (the handler's :func:`models.checks.whole` does it)."""
 
-    def preprocess(self, payload: Any) -> Any:
-        values = [value for _, value in self.choices]
-        if self.type == "index":
-            if isinstance(payload, list):
-                return [values.index(v) if v in values else None for v in payload]
-            return values.index(payload) if payload in values else None
-        return payload
+        def preprocess(self, payload: Any) -> Any:
+            return _rounded(payload, self.precision)
+
+    class Number(gr.Number):
+        """``gr.Number`` without the server-side bounds check."""
+
+        def preprocess(self, payload: Any) -> Any:
+            return None if payload is None else _rounded(payload, self.precision)
+
+    class Radio(gr.Radio):
+        """``gr.Radio`` that hands a value outside its choices to the handler (which names the choices)."""
+
+        def preprocess(self, payload: Any) -> Any:
+            values = [value for _, value in self.choices]
+            if payload in values and self.type == "index":
+                return values.index(payload)
+            return payload
+
+    class Dropdown(gr.Dropdown):
+        """``gr.Dropdown`` that hands values outside its choices to the handler."""
+
+        def preprocess(self, payload: Any) -> Any:
+            values = [value for _, value in self.choices]
+            if self.type == "index":
+                if isinstance(payload, list):
+                    return [values.index(v) if v in values else None for v in payload]
+                return values.index(payload) if payload in values else None
+            return payload
+
+    class CheckboxGroup(gr.CheckboxGroup):
+        """``gr.CheckboxGroup`` that hands values outside its choices to the handler."""
+
+        def preprocess(self, payload: Any) -> Any:
+            values = [value for _, value in self.choices]
+            if self.type == "index" and isinstance(payload, list):
+                return [values.index(v) for v in payload if v in values]
+            return payload
 
 
-class CheckboxGroup(gr.CheckboxGroup):
-    """``gr.CheckboxGroup`` that hands values outside its choices to the handler."""
-
-    def preprocess(self, payload: Any) -> Any:
-        values = [value for _, value in self.choices]
-        if self.type == "index" and isinstance(payload, list):
-            return [values.index(v) for v in payload if v in values]
-        return payload
+@contextlib.contextmanager
+def _web_app_built_at_launch() -> Iterator[None]:
+    """Gradio builds its web app (FastAPI routes and the config of every block: ~100 ms for this app) at
+    the end of ``with Blocks()``, again in ``queue()``, and again in ``launch()``, each replacing the
+    last; only the one ``launch`` builds serves. Inside this block the early builds are skipped."""
+    build = App.create_app
+    App.create_app = staticmethod(lambda *args, **kwargs: None)
+    try:
+        yield
+    finally:
+        App.create_app = build
 
 
 class Blocks(gr.Blocks):
-    """``gr.Blocks`` that logs an API call its inputs refuse as one line instead of a traceback.
+    """``gr.Blocks`` that logs an API call its inputs refuse as one line instead of a traceback, and
+    builds its web app once, in ``launch`` (:func:`_web_app_built_at_launch`: ~0.3 s of a cold start).
 
     Gradio checks a request's values before the handler runs (enough of them, each of the right type
     and in range, files inside its upload folder) and prints the full traceback of every refusal
@@ -80,6 +108,14 @@ class Blocks(gr.Blocks):
     The caller still gets Gradio's message. ``preprocess_data`` is where Gradio runs those checks; it
     is not a public API, so ``tests/test_wiring.py`` sends such values and fails if a traceback is back.
     """
+
+    def __exit__(self, *args):
+        with _web_app_built_at_launch():
+            return super().__exit__(*args)
+
+    def queue(self, *args, **kwargs):
+        with _web_app_built_at_launch():
+            return super().queue(*args, **kwargs)
 
     async def preprocess_data(self, block_fn, *args, **kwargs):
         try:

@@ -184,3 +184,30 @@ def test_bad_api_calls_are_logged_in_one_line_not_a_traceback(tmp_path):
     assert "Traceback" not in text, text[-3000:]
     assert text.count("API call to masks refused: An event handler (compute_masks) didn't receive enough") == 1
     assert text.count(unknown) == 2
+
+
+def test_the_web_app_is_built_once_at_launch_and_no_stub_file_is_written(monkeypatch):
+    """Gradio builds its FastAPI app (with the config of all ~800 blocks) at the end of ``with Blocks()``,
+    in ``queue()`` and in ``launch()``; components.widgets.Blocks skips the first two (~0.3 s of a cold
+    start). Gradio's component metaclass would also write ``widgets.pyi`` into the source tree."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from gradio.routes import App
+
+    import app
+    import components.widgets
+
+    built = []
+    build = App.create_app
+    monkeypatch.setattr(App, "create_app", staticmethod(lambda *a, **k: built.append(1) or build(*a, **k)))
+    demo = app.build_demo()
+    demo.queue()
+    assert built == [] and demo.app is None
+    assert len(demo.get_api_info()["named_endpoints"]) > 30          # the config is there before launch
+
+    stub = Path(components.widgets.__file__).with_suffix(".pyi")
+    before = stub.stat().st_mtime_ns if stub.exists() else None
+    subprocess.run([sys.executable, "-c", "import components.widgets"], check=True, cwd=Path(app.__file__).parent)
+    assert (stub.stat().st_mtime_ns if stub.exists() else None) == before
