@@ -168,7 +168,9 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
         if carried and not set(params) - {"tab"} - carried:           # only moved controls: open where they are now
             tab = owner[next(iter(carried))]
             select_inner = {inner.index(subtabs[new][0]): subtabs[new][1] for new in carried if new in subtabs}
-        tab = tab if tab in tab_controls else None
+        if tab is not None and tab not in tab_controls:
+            gr.Warning(tr(lang_of(request), "share_bad_setting", setting="tab", value=repr(tab[:40])))
+            tab = None
         open_tab = tab or first_tab
         asked = {open_tab: dict(values={}, select=tab is not None, inner=select_inner, opens=True)}
         for tab_id, elem_id, comp in order:
@@ -194,7 +196,10 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
             for fill in fills:
                 source, filled = fill["inputs"][0], fill["outputs"]
                 if source in updates and not any(comp in updates for comp in filled):
-                    updates.update(_call_draw(fill, [updates[source]], request))
+                    try:
+                        updates.update(_call_draw(fill, [updates[source]], request))
+                    except Exception as exc:                 # the page still opens, with the fields as they are
+                        gr.Warning(str(getattr(exc, "message", exc)))
             if ticket["opens"]:
                 updates[opened] = tab_id
             if ticket["select"]:
@@ -217,17 +222,19 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
     # layout per input and output (see show_event), and one event listing every tab's controls and
     # outputs (~600) took ~1.5 s of a slow machine's script. The tickets sit at the page's root: a
     # State in a tab not yet shown fires its change whenever an event lists it as an output.
+    # Selecting a tab from the server fires its select, which draws it; the first tab is selected as the
+    # page mounts, and its ticket's own event draws it (a second draw would run beside the first).
     demo.load(apply, None, list(tickets.values()), **private)
     for tab_id, ticket in tickets.items():
         chain = ticket.change(**applied(tab_id), **private)
-        if tab_id in shown:
+        if tab_id == first_tab and tab_id in shown:
             chain.then(**show_event({tab_id: shown[tab_id]}, drawn, opened=opened), **private)
     for tab_id, tab in tab_blocks.items():
         pause = [timer for other, draw in shown.items() if other != tab_id for timer in draw.get("timers", ())]
         here = {tab_id: shown[tab_id]} if tab_id in shown else {}
-        # Gradio selects the first tab as the page mounts, before the link is applied: that select waits
-        # for ``opened`` (the load's own event draws whichever tab the link opens). Any other tab the
-        # learner selects draws at once, even before the link is applied.
+        # Gradio selects the first tab as the page mounts, before the link is applied: that select draws
+        # nothing until the page has opened on another tab (the load draws whichever tab the link opens).
+        # Any other tab the learner selects draws at once, even before the link is applied.
         tab.select(**show_event(here, drawn, pause, opened=opened if tab_id == first_tab else None,
                                 selected=tab_id), **private)
 
@@ -238,7 +245,9 @@ def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterab
     unless ``drawn[selected]`` says it is drawn already, and pauses the ``pause`` timers.
 
     ``selected=None``: the tab named by the value of ``opened`` (the page load). With ``opened`` given
-    and ``selected`` set, nothing is drawn while ``opened`` is still None (the page is loading).
+    and ``selected`` set (the first tab, which Gradio selects as the page mounts, with the values the
+    controls had then), nothing is drawn while ``opened`` is None or names that tab: the load draws it,
+    with the link's values.
 
     One event for all of it, because each event costs the page far more than the server: Gradio's
     frontend finds each input and output by walking its whole layout tree (~800 blocks here), ~0.3 s
@@ -259,7 +268,8 @@ def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterab
         is_drawn, values = dict(zip(draws, values[:len(flags)])), values[len(flags):]
         updates = {timer: gr.Timer(active=False) for timer in pause}
         tab_id = selected or page_tab
-        if tab_id in draws and not is_drawn[tab_id] and page_tab is not None:
+        loading = head and page_tab in (None, selected)
+        if tab_id in draws and not is_drawn[tab_id] and not loading:
             draw = draws[tab_id]
             updates[drawn[tab_id]] = True
             updates.update(_call_draw(draw, [values[at[comp]] for comp in draw["inputs"]], request))

@@ -40,6 +40,13 @@ def test_a_link_with_only_a_preset_draws_that_preset(page, server_url):
     assert round(total) == 236 and round(active) == 21                 # the paper: 236B, 21B activated per token
 
 
+def test_a_link_to_the_first_tab_draws_it_with_the_links_settings(page, server_url):
+    """Gradio selects the first tab as the page mounts, with the controls' defaults: that select must not
+    draw the tab the link opens (it would be drawn once, with 400 merges, and never again)."""
+    page.goto(f"{server_url}?tab=tokenizer&bpe_merges=120")
+    expect(page.locator("#bpe_card")).to_contain_text("Merge 1 of 120", timeout=60_000)
+
+
 def test_download_figure_data(page, server_url, tmp_path):
     page.goto(f"{server_url}?tab=masks")
     expect(page.locator(PANELS)).to_be_visible(timeout=30_000)
