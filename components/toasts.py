@@ -7,8 +7,10 @@ stack. :data:`TOAST_JS` runs once when the page loads (``launch(js=...)``) and k
 tidy as it changes: the title in the language the server answers in (the browser's first language,
 as :func:`components.i18n.lang_of` reads it from the request) and only the newest message shown.
 An error is about the value that caused it, so the learner's next action (a committed value, a button,
-a tab) closes it, as its own close button does: a request that fails again shows a new one, and one that
-succeeds leaves no stale error above its figure. Otherwise Gradio closes it after its 10 s.
+a tab) closes the errors shown before that action began, as their close button does: a request that fails
+again shows a new one, one that succeeds leaves no stale error above its figure, and an error raised while
+the value was still being typed or dragged stays up when it is committed. Otherwise Gradio closes it
+after its 10 s.
 """
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ TOAST_JS = """
   const lang = ((navigator.languages && navigator.languages[0]) || navigator.language || "").toLowerCase();
   const title = lang.startsWith("zh") ? titles["zh-CN"] : titles["en"];
   const tidy = () => {
+    const now = performance.now();
     for (const body of document.querySelectorAll(".toast-body.error")) {
       const label = body.querySelector(".toast-title");
       if (label && label.firstChild && label.firstChild.nodeValue !== title + " ") {
@@ -31,17 +34,33 @@ TOAST_JS = """
       }
       const items = body.querySelectorAll(".toast-message-item");
       items.forEach((item, i) => { item.style.display = i === items.length - 1 ? "" : "none"; });
+      if (body.dataset.count !== String(items.length)) {         // a new message: when it was shown
+        body.dataset.count = String(items.length);
+        body.dataset.shownAt = String(now);
+      }
       body.querySelectorAll(".toast-separator, .toast-count").forEach((el) => { el.style.display = "none"; });
     }
   };
   new MutationObserver(tidy).observe(document.body, { childList: true, subtree: true, characterData: true });
-  const dismiss = (event) => {
-    if (event.target.closest?.(".toast-wrap")) return;
-    document.querySelectorAll(".toast-body.error [data-testid='toast-close']").forEach((close) => close.click());
+  // The learner's next action closes the errors shown before it began: a value committed (its first
+  // keystroke or drag step is when it began, so an error it caused on the way stays), a button, a tab.
+  const began = new WeakMap();
+  document.addEventListener("input", (e) => {
+    if (!began.has(e.target)) began.set(e.target, performance.now());
+  }, true);
+  const closeBefore = (start) => {
+    for (const body of document.querySelectorAll(".toast-body.error")) {
+      if (Number(body.dataset.shownAt ?? 0) < start) body.querySelector("[data-testid='toast-close']")?.click();
+    }
   };
-  document.addEventListener("change", dismiss, true);
-  document.addEventListener("click", (event) => {
-    if (event.target.closest?.("button, [role='tab']")) dismiss(event);
+  document.addEventListener("change", (e) => {
+    const start = began.get(e.target) ?? performance.now();
+    began.delete(e.target);
+    if (!e.target.closest?.(".toast-wrap")) closeBefore(start);
+  }, true);
+  document.addEventListener("click", (e) => {
+    const control = e.target.closest?.("button, [role='tab']");
+    if (control && !e.target.closest(".toast-wrap")) closeBefore(performance.now());
   }, true);
 }
 """ % json.dumps(_TITLES, ensure_ascii=False)

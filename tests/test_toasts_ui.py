@@ -34,3 +34,24 @@ def test_a_new_error_replaces_the_old_and_a_good_value_closes_it(browser, server
     box.blur()                                                              # a good value: the error goes
     expect(page.locator(".toast-body.error")).to_have_count(0, timeout=5_000)   # well before Gradio's 10 s
     context.close()
+
+
+def test_an_error_raised_while_typing_stays_when_the_value_is_committed(page, server_url):
+    """A slider's number box sends each keystroke; the error it causes must not be closed by the blur that
+    commits the same bad value (only errors shown before the learner began typing are)."""
+    page.goto(f"{server_url}?tab=masks")
+    box = page.locator("#masks_heads input[type=number]")
+    expect(box).to_be_visible(timeout=30_000)
+    box.click()
+    box.press("Control+a")
+    box.type("99", delay=50)
+    toast = page.locator(".toast-body.error")
+    expect(toast).to_contain_text("from 1 to 8", timeout=30_000)
+    box.blur()
+    page.wait_for_timeout(1_000)                                     # a close would have happened at once
+    expect(toast).to_have_count(1)
+    box.click()
+    box.press("Control+a")
+    box.type("3")
+    box.blur()
+    expect(toast).to_have_count(0, timeout=5_000)
