@@ -88,8 +88,10 @@ with _no_stub_files():
 def _web_app_built_at_launch() -> Iterator[None]:
     """Gradio builds its web app (FastAPI routes and the config of every block: ~100 ms for this app) at
     the end of ``with Blocks()``, again in ``queue()``, and again in ``launch()``, each replacing the
-    last; only the one ``launch`` builds serves. Inside this block the early builds are skipped."""
-    build = App.create_app
+    last; only the one ``launch`` builds serves. Inside this block the early builds are skipped, so
+    ``blocks.app`` is None until ``launch``: this app is served by ``launch`` (``python app.py``, as a
+    Space runs it), not mounted into another FastAPI app with ``gr.mount_gradio_app``."""
+    build = App.__dict__["create_app"]                 # the staticmethod itself, put back as it was
     App.create_app = staticmethod(lambda *args, **kwargs: None)
     try:
         yield

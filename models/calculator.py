@@ -12,8 +12,8 @@ The KV cache has one formula, :func:`kv_elements` (MHA/GQA/MQA and MLA), which t
 (:mod:`models.kv_cache`) and the transformer (``TransformerConfig.cache_elements_per_token``) call too.
 
 References: Kaplan et al. 2020 (C ~ 2N forward, 6N per trained token, N without embeddings; here 6·N
-counts them, as Hoffmann et al. 2022 do: see :func:`compute_conventions`); Rajbhandari et al. 2020 (ZeRO: 16 bytes per parameter
-for mixed-precision Adam) and the other recipes of :data:`OPTIMIZER_RECIPES`; Korthikanti et al. 2022
+counts them, as Hoffmann et al. 2022 do: see :func:`compute_conventions`); Rajbhandari et al. 2020
+(ZeRO: 16 bytes per parameter for mixed-precision Adam) and the other recipes of :data:`OPTIMIZER_RECIPES`; Korthikanti et al. 2022
 (activation memory s·b·h·(34 + 5·a·s/h) bytes per layer, for GPT-3 blocks). Not handled: pipeline/tensor
 parallel sharding, vision towers, Phi-2's single norm per layer and LM-head bias. Sliding-window and
 YOCO caches: :mod:`models.kv_layouts`.
@@ -494,8 +494,10 @@ ARCHITECTURES = {
     "starcoder2": dict(gated=False, norm="layernorm", bias=True),     # c_fc, c_proj (gelu_pytorch_tanh)
     "gemma": dict(gated=True, tied=True),                             # GemmaMLP: gate, up, down (GELU)
     "gemma2": dict(gated=True, tied=True),
-    # Gemma 3's 4B-27B configs leave out the fields equal to Gemma3TextConfig's defaults
-    "gemma3_text": dict(gated=True, tied=True, defaults=dict(vocab_size=262_208, head_dim=256)),
+    # Gemma 3's published configs leave out the fields equal to Gemma3TextConfig's defaults
+    "gemma3_text": dict(gated=True, tied=True, defaults=dict(
+        vocab_size=262_208, hidden_size=2304, intermediate_size=9216, num_hidden_layers=26,
+        num_attention_heads=8, num_key_value_heads=4, head_dim=256)),
     "phi3": dict(gated=True),                                         # fused gate_up_proj, down_proj (SiLU)
     "llama": dict(gated=True), "mistral": dict(gated=True), "mixtral": dict(gated=True),
     "qwen2": dict(gated=True), "qwen3": dict(gated=True), "deepseek_v2": dict(gated=True),
@@ -519,11 +521,12 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
         raise InputError("calc_err_json", msg=exc.msg, line=exc.lineno, col=exc.colno) from None
     if not isinstance(cfg, dict):
         raise InputError("calc_err_json_object")
-    if isinstance(cfg.get("text_config"), dict):     # a vision-language checkpoint (Gemma 3): its language
-        cfg = {**cfg, **cfg["text_config"]}          # model; the vision tower is not counted
+    text = cfg.get("text_config")
+    if isinstance(text, dict) and text.get("model_type") in ARCHITECTURES:   # a vision-language checkpoint
+        cfg = {**cfg, **text}                        # (Gemma 3): its language model; the vision tower is not counted
     gpt2 = cfg.get("model_type") == "gpt2" or "n_embd" in cfg
     family = ARCHITECTURES.get("gpt2" if gpt2 else str(cfg.get("model_type")), {})
-    cfg = {**family.get("defaults", {}), **cfg}
+    cfg = {**cfg, **{key: value for key, value in family.get("defaults", {}).items() if cfg.get(key) is None}}
 
     def get(*keys, default=None):
         for key in keys:

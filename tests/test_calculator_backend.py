@@ -302,6 +302,19 @@ def test_gemma_3_reads_its_text_config_and_counts_a_gated_mlp():
     assert 11.5e9 < counts["total"] < 12.0e9                             # "12B" with a ~0.4B vision tower left out
 
 
+def test_config_defaults_fill_what_is_missing_and_only_decoders_text_configs_are_read():
+    sparse = {"model_type": "gemma3", "text_config": {"model_type": "gemma3_text", "hidden_size": 2560,
+                                                      "intermediate_size": 10240, "num_hidden_layers": 34,
+                                                      "head_dim": None}}     # google/gemma-3-4b-it, sparse
+    spec = spec_from_config(json.dumps(sparse))
+    assert (spec.n_heads, spec.kv_heads, spec.head_dim, spec.vocab_size) == (8, 4, 256, 262_208)   # the class's
+    clip = {"model_type": "clip", "text_config": {"model_type": "clip_text_model", "hidden_size": 512,
+                                                  "num_hidden_layers": 12, "num_attention_heads": 8}}
+    from models.checks import InputError
+    with pytest.raises(InputError):                                      # an encoder: not read as a decoder
+        spec_from_config(json.dumps(clip))
+
+
 def test_phi_mlps_plain_and_gated():
     phi2 = count_params(spec_from_config(json.dumps(PHI_2)))
     assert phi2["parts"]["ffn"] == 32 * (2 * 2560 * 10240 + 10240 + 2560)   # fc1, fc2 with biases
