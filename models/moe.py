@@ -38,6 +38,7 @@ Not handled: expert parallelism, router jitter noise, token-choice vs expert-cho
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -127,11 +128,21 @@ class MoEOutput:
     topk_weight: torch.Tensor       # (N, k) their weights (renormalised over the k unless disabled)
     expert_load: torch.Tensor       # (E,) assignments routed to each expert, before capacity drops
     dropped: int                    # (token, slot) assignments dropped by capacity
-    aux_loss: torch.Tensor          # () E · Σ f_i P_i: k when balanced, E when collapsed
-    z_loss: torch.Tensor            # () mean(logsumexp(logits)²)
     router_logits: torch.Tensor     # (N, E)
     kept: torch.Tensor              # (N, k) bool: the assignment survived capacity
     capacity: int | None            # assignments each expert may take, None = unlimited
+
+    # The two router losses are computed when first read (in the grad mode of that moment): training
+    # reads them; inference, which throws them away in most MoE code, does not pay for them.
+    @functools.cached_property
+    def aux_loss(self) -> torch.Tensor:
+        """() Switch's E · Σ f_i P_i (:func:`load_balancing_loss`): k when balanced, E when collapsed."""
+        return load_balancing_loss(self.router_probs, self.topk_idx, self.router_probs.shape[-1], self.expert_load)
+
+    @functools.cached_property
+    def z_loss(self) -> torch.Tensor:
+        """() ST-MoE's mean(logsumexp(logits)²) (:func:`router_z_loss`)."""
+        return router_z_loss(self.router_logits)
 
 
 def load_balancing_loss(router_probs: torch.Tensor, topk_idx: torch.Tensor, num_experts: int,
@@ -368,8 +379,7 @@ class MoELayer(nn.Module):
 
         return MoEOutput(
             y=y.view(B, T, d), router_probs=probs, topk_idx=idx, topk_weight=weight, expert_load=load,
-            dropped=k * N - M, aux_loss=load_balancing_loss(probs, idx, E, load),
-            z_loss=router_z_loss(logits), router_logits=logits, kept=kept, capacity=capacity)
+            dropped=k * N - M, router_logits=logits, kept=kept, capacity=capacity)
 
 
 # --------------------------------------------------------------------------- references
