@@ -8,7 +8,7 @@ import gradio as gr
 from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Dropdown, Number, Radio
-from components.wiring import control_names, event
+from components.wiring import control_names, event, grouped
 from models.calculator import (ATTENTION_KERNELS, BOOL_FIELDS, DTYPE_BYTES, FIELD_CHOICES, OPTIMIZER_RECIPES,
                                PRESETS, RECOMPUTE, RunSettings, fields_of, spec_fields)
 from models.limits import CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_MAX_JSON_CHARS
@@ -29,23 +29,13 @@ TINY_PRESETS = {"Tiny GPT · MHA (KV tab)": "mha", "Tiny GPT · GQA-2 (KV tab)":
 
 D = fields_of(PRESETS[DEFAULT_PRESET])      # the defaults of every endpoint: Llama-3-8B
 RUN = RunSettings()                          # ... and the run's
+RUN_FIELDS = ("seq_len", "batch", "weight_dtype", "kv_dtype", "train_tokens", "recipe", "recompute", "attention",
+              "gpu_gib")                     # the run's controls (not `usable`: a constant of the app)
 
 
-def calculate(vocab_size: int = D["vocab_size"], d_model: int = D["d_model"], n_layers: int = D["n_layers"],
-              n_heads: int = D["n_heads"], n_kv_heads: int = D["n_kv_heads"], head_dim: int = D["head_dim"],
-              ffn_dim: int = D["ffn_dim"], ffn_type: str = D["ffn_type"],
-              tied_embeddings: bool = D["tied_embeddings"], learned_positions: int = D["learned_positions"],
-              norm: str = D["norm"], attn_bias: bool = D["attn_bias"],
-              mlp_bias: bool = D["mlp_bias"], n_experts: int = D["n_experts"], top_k: int = D["top_k"],
-              n_shared_experts: int = D["n_shared_experts"], expert_dim: int = D["expert_dim"],
-              first_dense_layers: int = D["first_dense_layers"], kv_lora_rank: int = D["kv_lora_rank"],
-              q_lora_rank: int = D["q_lora_rank"], qk_rope_head_dim: int = D["qk_rope_head_dim"],
-              qk_nope_head_dim: int = D["qk_nope_head_dim"], v_head_dim: int = D["v_head_dim"],
-              seq_len: int = RUN.seq_len, batch: int = RUN.batch, weight_dtype: str = RUN.weight_dtype,
-              kv_dtype: str = RUN.kv_dtype, train_tokens: float = RUN.train_tokens, recipe: str = RUN.recipe,
-              recompute: str = RUN.recompute, attention: str = RUN.attention, gpu_gib: float = RUN.gpu_gib,
-              request: gr.Request = None) -> dict:
-    """The ``/calculate`` endpoint: the model's fields (a config.json's, by name), then the run ->
+@grouped(model=D, run={name: getattr(RUN, name) for name in RUN_FIELDS})
+def calculate(model: dict, run: dict, request: gr.Request = None) -> dict:
+    """The ``/calculate`` endpoint: the model's fields (a config.json's, by name), then the run's ->
     the summary with every formula, four figures (parameters, memory, KV cache, KV layouts), the device line."""
     import torch
 
@@ -55,12 +45,8 @@ def calculate(vocab_size: int = D["vocab_size"], d_model: int = D["d_model"], n_
     from viz.calculator import (kv_figure, layouts_figure, layouts_markdown, memory_figure, params_figure,
                                 summary_markdown)
 
-    given = locals()                                                  # the model's fields, by name
     lang = lang_of(request)
-    spec = spec_from_fields({name: given[name] for name in FIELDS})
-    run = run_settings(seq_len=seq_len, batch=batch, weight_dtype=weight_dtype, kv_dtype=kv_dtype,
-                       train_tokens=train_tokens, recipe=recipe, recompute=recompute, attention=attention,
-                       gpu_gib=gpu_gib)
+    spec, run = spec_from_fields(model), run_settings(**run)
     with timed(torch.device("cpu")) as watch:
         a = analyze(spec, run)
         contexts, kv, weights = kv_curve(spec, run.batch, run.kv_dtype)
@@ -73,23 +59,14 @@ def calculate(vocab_size: int = D["vocab_size"], d_model: int = D["d_model"], n_
             "layouts": layouts_figure(layouts, lang), "device": str(watch.timing)}
 
 
-def verify_spec(vocab_size: int = D["vocab_size"], d_model: int = D["d_model"], n_layers: int = D["n_layers"],
-                n_heads: int = D["n_heads"], n_kv_heads: int = D["n_kv_heads"], head_dim: int = D["head_dim"],
-                ffn_dim: int = D["ffn_dim"], ffn_type: str = D["ffn_type"],
-                tied_embeddings: bool = D["tied_embeddings"], learned_positions: int = D["learned_positions"],
-                norm: str = D["norm"], attn_bias: bool = D["attn_bias"], mlp_bias: bool = D["mlp_bias"],
-                n_experts: int = D["n_experts"], top_k: int = D["top_k"], n_shared_experts: int = D["n_shared_experts"],
-                expert_dim: int = D["expert_dim"], first_dense_layers: int = D["first_dense_layers"],
-                kv_lora_rank: int = D["kv_lora_rank"], q_lora_rank: int = D["q_lora_rank"],
-                qk_rope_head_dim: int = D["qk_rope_head_dim"], qk_nope_head_dim: int = D["qk_nope_head_dim"],
-                v_head_dim: int = D["v_head_dim"], request: gr.Request = None) -> dict:
+@grouped(model=D)
+def verify_spec(model: dict, request: gr.Request = None) -> dict:
     """The ``/calculate_verify`` endpoint: the counts of a really built model and a really allocated cache."""
     from models.calculator import spec_from_fields
     from models.calculator_verify import verify
     from viz.calculator import verification_markdown
 
-    given = locals()                                                  # the model's fields, by name
-    spec = spec_from_fields({name: given[name] for name in FIELDS})
+    spec = spec_from_fields(model)
     return {"verification": verification_markdown(verify(spec, seq_len=VERIFY_TOKENS), VERIFY_TOKENS,
                                                   lang_of(request))}
 
