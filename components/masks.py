@@ -8,7 +8,7 @@ import gradio as gr
 from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Number, Radio, Slider
-from components.wiring import event
+from components.wiring import event, grouped
 from models.checks import choice, whole
 from models.limits import MASKS_MAX_HEADS as MAX_HEADS
 from models.limits import MASKS_MAX_SEQUENCES as MAX_SEQUENCES
@@ -27,24 +27,26 @@ CONVENTIONS = ("allow", "masked")
 SIDES = ("right", "left")
 
 
-def compute_masks(text: str = DEFAULT_TEXT, padding: bool = True, padding_side: str = "right",
-                  causal: bool = True, use_window: bool = False, window: int = 3, use_prefix: bool = False,
-                  prefix: int = 2, packed: bool = False, convention: str = "allow", heads: int = 2,
-                  seed: int = 0, seq: int = 1, head: int = 1, request: gr.Request = None) -> dict:
-    """The ``/masks`` endpoint: the mask panels, how the rules combine, the NaN trap, the device line."""
+@grouped(batch=dict(text=DEFAULT_TEXT, padding=True, padding_side="right"),
+         rules=dict(causal=True, use_window=False, window=3, use_prefix=False, prefix=2, packed=False),
+         view=dict(convention="allow", heads=2, seed=0, seq=1, head=1))
+def compute_masks(batch: dict, rules: dict, view: dict, request: gr.Request = None) -> dict:
+    """The ``/masks`` endpoint (parameters: the batch's, the rules', the view's controls, by name): the mask
+    panels, how the rules combine, the NaN trap, the device line."""
     from models.masks import MaskSpec, explore_masks
     from viz.masks import composition_figure, mask_panels, nan_trap_figure
 
     lang = lang_of(request)
-    n_heads = whole("masks_heads", heads, 1, MAX_HEADS)
-    choice("masks_convention", convention, CONVENTIONS)
+    n_heads = whole("masks_heads", view["heads"], 1, MAX_HEADS)
+    convention = choice("masks_convention", view["convention"], CONVENTIONS)
     spec = MaskSpec(
-        padding=bool(padding), causal=bool(causal), packed=bool(packed), padding_side=padding_side,
-        window=whole("masks_window", window, 1, MAX_TOKENS) if use_window else None,
-        prefix_len=whole("masks_prefix", prefix, 1, MAX_TOKENS) if use_prefix else None)
-    ex = explore_masks(text, spec, n_heads=n_heads, seed=whole("seed", seed, 0, SEED_MAX))
-    b = whole("masks_sequence", seq, 1, len(ex.labels)) - 1
-    h = whole("masks_head", head, 1, n_heads) - 1
+        padding=bool(batch["padding"]), causal=bool(rules["causal"]), packed=bool(rules["packed"]),
+        padding_side=batch["padding_side"],
+        window=whole("masks_window", rules["window"], 1, MAX_TOKENS) if rules["use_window"] else None,
+        prefix_len=whole("masks_prefix", rules["prefix"], 1, MAX_TOKENS) if rules["use_prefix"] else None)
+    ex = explore_masks(batch["text"], spec, n_heads=n_heads, seed=whole("seed", view["seed"], 0, SEED_MAX))
+    b = whole("masks_sequence", view["seq"], 1, len(ex.labels)) - 1
+    h = whole("masks_head", view["head"], 1, n_heads) - 1
     labels, mask = ex.labels[b], ex.mask[b].tolist()
     parts = {name: part[b].tolist() for name, part in ex.parts.items()}
     return {

@@ -11,7 +11,7 @@ from components.common import HEAVY, device_line, explain, low_priority
 from components.i18n import lang_of, t
 from components.wiring import join_draws
 from components.widgets import Number, Radio, Slider
-from components.wiring import event
+from components.wiring import event, grouped
 from locales import tr
 from models.checks import choice, number, whole
 from models.limits import (FFN_ACTIVATIONS, FFN_GATED, FFN_MAX_D_MODEL, FFN_MAX_X, MOE_EXPERT_KINDS,
@@ -69,28 +69,30 @@ def _capacity(use: bool, factor) -> float | None:
     return number("moe_capacity", factor, 0, MOE_MAX_CAPACITY_FACTOR, above=True) if use else None
 
 
-def moe_route(source: str = "text", text: str = DEFAULT_TEXT, n_random: int = 64, seed: int = 0, experts: int = 8,
-              top_k: int = 2, d_model: int = 32, d_hidden: int = 64, expert_kind: str = "swiglu",
-              use_capacity: bool = False, capacity: float = 1.0, shared: int = 0, sharpness: float = 1.0,
-              skew: float = 0.0, request: gr.Request = None) -> dict:
-    """The ``/moe_route`` endpoint: routing heatmap and load, dropped assignments, losses and counts."""
+@grouped(tokens=dict(source="text", text=DEFAULT_TEXT, n_random=64, seed=0),
+         layer=dict(experts=8, top_k=2, d_model=32, d_hidden=64, expert_kind="swiglu", use_capacity=False,
+                    capacity=1.0, shared=0),
+         router=dict(sharpness=1.0, skew=0.0))
+def moe_route(tokens: dict, layer: dict, router: dict, request: gr.Request = None) -> dict:
+    """The ``/moe_route`` endpoint (parameters: the tokens', the layer's, the router's controls, by name):
+    routing heatmap and load, dropped assignments, losses and counts."""
     from models.moe_explore import RouteSpec, explore_routing, split_tokens
     from viz.moe import flow_figure, loss_figure, routing_figure
 
     lang = lang_of(request)
-    choice("moe_source", source, SOURCES)
+    source = choice("moe_source", tokens["source"], SOURCES)
     spec = RouteSpec(
-        num_experts=whole("moe_experts", experts, 2, MOE_MAX_EXPERTS),
-        top_k=whole("moe_top_k", top_k, 1, MOE_MAX_TOP_K),
-        d_model=whole("moe_d_model", d_model, 1, MOE_MAX_D_MODEL),
-        d_hidden=whole("moe_d_hidden", d_hidden, 1, MOE_MAX_D_HIDDEN),
-        capacity_factor=_capacity(use_capacity, capacity),
-        num_shared=whole("moe_shared", shared, 0, MOE_MAX_SHARED), expert=expert_kind,
-        logit_scale=number("moe_sharpness", sharpness, 0, MOE_MAX_LOGIT_SCALE),
-        skew=number("moe_skew", skew, -MOE_MAX_LOGIT_SCALE, MOE_MAX_LOGIT_SCALE))
-    tokens = split_tokens(text) if source == "text" else None
-    ex = explore_routing(tokens, spec, n_random=whole("moe_n_random", n_random, 1, MOE_MAX_TOKENS),
-                         seed=whole("seed", seed, 0, SEED_MAX))
+        num_experts=whole("moe_experts", layer["experts"], 2, MOE_MAX_EXPERTS),
+        top_k=whole("moe_top_k", layer["top_k"], 1, MOE_MAX_TOP_K),
+        d_model=whole("moe_d_model", layer["d_model"], 1, MOE_MAX_D_MODEL),
+        d_hidden=whole("moe_d_hidden", layer["d_hidden"], 1, MOE_MAX_D_HIDDEN),
+        capacity_factor=_capacity(layer["use_capacity"], layer["capacity"]),
+        num_shared=whole("moe_shared", layer["shared"], 0, MOE_MAX_SHARED), expert=layer["expert_kind"],
+        logit_scale=number("moe_sharpness", router["sharpness"], 0, MOE_MAX_LOGIT_SCALE),
+        skew=number("moe_skew", router["skew"], -MOE_MAX_LOGIT_SCALE, MOE_MAX_LOGIT_SCALE))
+    words = split_tokens(tokens["text"]) if source == "text" else None
+    ex = explore_routing(words, spec, n_random=whole("moe_n_random", tokens["n_random"], 1, MOE_MAX_TOKENS),
+                         seed=whole("seed", tokens["seed"], 0, SEED_MAX))
     kept, idx, c = ex.kept.tolist(), ex.topk_idx.tolist(), ex.counts
     counts = {"total": c.total, "active": c.active, "dense": c.dense, "flops_moe": c.flops_moe,
               "flops_dense": c.flops_dense}
