@@ -73,6 +73,9 @@ CSS = """
 .mono textarea { font-family: ui-monospace, monospace; }
 .bpe-table table { font-size: 0.9em; }
 .bpe-table td, .bpe-table th { padding: 2px 10px; }
+/* The Tensors layout table: headers and shapes whole, the table scrolls sideways when narrow. */
+#tensors_table { overflow-x: auto; }
+#tensors_table th, #tensors_table td:nth-child(-n+6) { white-space: nowrap; }
 /* Phones: a multi-panel figure keeps a readable width and scrolls sideways inside its own box. */
 @media (max-width: 700px) {
   div:has(> .js-plotly-plot) { overflow-x: auto; }

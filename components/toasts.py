@@ -1,4 +1,5 @@
-"""Error toasts a learner can read: the newest message only, under a title in the page's language.
+"""Error toasts a learner can read: the newest message only, under a title in the page's language (a
+warning's title too).
 
 Gradio 6 groups every error of a page into one toast titled with the message type ("Error", in
 English whatever the page's language; ``gr.Error(title=...)`` is not shown) and lists each new error
@@ -18,7 +19,7 @@ import json
 
 from locales import LOCALES, tr
 
-_TITLES = {lang: tr(lang, "error_title") for lang in LOCALES}
+_TITLES = {lang: {kind: tr(lang, f"{kind}_title") for kind in ("error", "warning")} for lang in LOCALES}
 
 TOAST_JS = """
 () => {
@@ -27,10 +28,16 @@ TOAST_JS = """
   const title = lang.startsWith("zh") ? titles["zh-CN"] : titles["en"];
   const tidy = () => {
     const now = performance.now();
+    for (const body of document.querySelectorAll(".toast-body.warning")) {     // a share link's skipped value
+      const label = body.querySelector(".toast-title");
+      if (label && label.firstChild && label.firstChild.nodeValue !== title.warning + " ") {
+        label.firstChild.nodeValue = title.warning + " ";
+      }
+    }
     for (const body of document.querySelectorAll(".toast-body.error")) {
       const label = body.querySelector(".toast-title");
-      if (label && label.firstChild && label.firstChild.nodeValue !== title + " ") {
-        label.firstChild.nodeValue = title + " ";
+      if (label && label.firstChild && label.firstChild.nodeValue !== title.error + " ") {
+        label.firstChild.nodeValue = title.error + " ";
       }
       const items = body.querySelectorAll(".toast-message-item");
       items.forEach((item, i) => { item.style.display = i === items.length - 1 ? "" : "none"; });

@@ -65,6 +65,7 @@ def test_a_bad_link_setting_is_named_in_chinese_on_a_chinese_page(browser, serve
     page = context.new_page()
     page.goto(f"{server_url}?tab=positions&pos_view=frequencies&pos_span=oops")
     expect(page.locator(".toast-body").first).to_contain_text("已忽略链接中的设置 pos_span='oops'", timeout=30_000)
+    expect(page.locator(".toast-body.warning .toast-title").first).to_contain_text("注意")   # not Gradio's "Warning"
     expect(page.get_by_role("tab", name="频率")).to_have_attribute("aria-selected", "true", timeout=60_000)
     expect(page.locator("#pos_freq_plot .gtitle")).to_contain_text("最慢的一对每 54,410 个词元转一圈", timeout=30_000)
     context.close()
