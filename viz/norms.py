@@ -82,9 +82,15 @@ def grid_layout(titles: list[str], cols: int, *, hgap: float = 0.07, vgap: float
     return layout
 
 
+LEGEND_BELOW_PX = 62                    # the legend's top below the plot area: clear of the x-axis title
+
+
 def _legend(height: int) -> dict:
-    return {"legend": {"orientation": "h", "x": 0, "y": -0.16, "yanchor": "top"},
-            "height": height, "margin": {"l": 60, "r": 20, "t": 80, "b": 90}}
+    """A horizontal legend under the plot, a fixed distance below it whatever the figure's height (a
+    fraction of the plot area put it on the axis title of the shorter figures)."""
+    margin = {"l": 60, "r": 20, "t": 80, "b": 90}
+    below = LEGEND_BELOW_PX / (height - margin["t"] - margin["b"])
+    return {"legend": {"orientation": "h", "x": 0, "y": -below, "yanchor": "top"}, "height": height, "margin": margin}
 
 
 def gradients_figure(results: dict[str, dict], *, norm: str, d_model: int, log_y: bool = True,
