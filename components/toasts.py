@@ -28,17 +28,11 @@ TOAST_JS = """
   const title = lang.startsWith("zh") ? titles["zh-CN"] : titles["en"];
   const tidy = () => {
     const now = performance.now();
-    for (const body of document.querySelectorAll(".toast-body.warning")) {     // a share link's skipped value
+    for (const body of document.querySelectorAll(".toast-body.warning, .toast-body.error")) {
       const label = body.querySelector(".toast-title");
-      if (label && label.firstChild && label.firstChild.nodeValue !== title.warning + " ") {
-        label.firstChild.nodeValue = title.warning + " ";
-      }
-    }
-    for (const body of document.querySelectorAll(".toast-body.error")) {
-      const label = body.querySelector(".toast-title");
-      if (label && label.firstChild && label.firstChild.nodeValue !== title.error + " ") {
-        label.firstChild.nodeValue = title.error + " ";
-      }
+      const text = (body.classList.contains("error") ? title.error : title.warning) + " ";
+      if (label && label.firstChild && label.firstChild.nodeValue !== text) label.firstChild.nodeValue = text;
+      if (!body.classList.contains("error")) continue;                // a share link's skipped value
       const items = body.querySelectorAll(".toast-message-item");
       items.forEach((item, i) => { item.style.display = i === items.length - 1 ? "" : "none"; });
       if (body.dataset.count !== String(items.length)) {         // a new message: when it was shown

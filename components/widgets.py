@@ -28,17 +28,22 @@ def _rounded(payload: Any, precision: int | None) -> Any:
 
 
 @contextlib.contextmanager
-def _no_stub_files() -> Iterator[None]:
+def _replaced(owner: Any, name: str, value: Any) -> Iterator[None]:
+    """``owner.name`` is ``value`` inside the block, and what it was (as stored, a staticmethod too) after."""
+    before = vars(owner)[name]
+    setattr(owner, name, value)
+    try:
+        yield
+    finally:
+        setattr(owner, name, before)
+
+
+def _no_stub_files():
     """Gradio's component metaclass writes a typing stub (``widgets.pyi``) beside the module of every
     component class it creates, parsing this file and the stub for each (~25 ms at import): a tool for
     authors of custom components, and a file written into a Space's source tree at run time."""
     from gradio import component_meta
-    write = component_meta.create_or_modify_pyi
-    component_meta.create_or_modify_pyi = lambda *args, **kwargs: None
-    try:
-        yield
-    finally:
-        component_meta.create_or_modify_pyi = write
+    return _replaced(component_meta, "create_or_modify_pyi", lambda *args, **kwargs: None)
 
 
 with _no_stub_files():
@@ -84,19 +89,13 @@ with _no_stub_files():
             return payload
 
 
-@contextlib.contextmanager
-def _web_app_built_at_launch() -> Iterator[None]:
+def _web_app_built_at_launch():
     """Gradio builds its web app (FastAPI routes and the config of every block: ~100 ms for this app) at
     the end of ``with Blocks()``, again in ``queue()``, and again in ``launch()``, each replacing the
     last; only the one ``launch`` builds serves. Inside this block the early builds are skipped, so
     ``blocks.app`` is None until ``launch``: this app is served by ``launch`` (``python app.py``, as a
     Space runs it), not mounted into another FastAPI app with ``gr.mount_gradio_app``."""
-    build = App.__dict__["create_app"]                 # the staticmethod itself, put back as it was
-    App.create_app = staticmethod(lambda *args, **kwargs: None)
-    try:
-        yield
-    finally:
-        App.create_app = build
+    return _replaced(App, "create_app", staticmethod(lambda *args, **kwargs: None))
 
 
 class Blocks(gr.Blocks):
