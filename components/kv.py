@@ -9,7 +9,7 @@ import gradio as gr
 from components.common import HEAVY, device_line, explain, low_priority
 from components.i18n import lang_of, t
 from components.widgets import Dropdown, Number, Radio, Slider
-from components.wiring import event
+from components.wiring import event, join_draws
 from locales import tr
 from models.calculator import PRESETS
 from models.checks import choice, number, whole
@@ -136,15 +136,6 @@ def kv_scale(preset: str = DEFAULT_PRESET, context: int = DEFAULT_CONTEXT, batch
             "layouts_md": layouts_markdown(layouts, SPECS[preset], lang)}
 
 
-def first_draw(prompt: str = DEFAULT_PROMPT, attention: str = "mha", n_kv_heads: int = KV_N_HEADS,
-               kv_latent_dim: int = KV_TRAINED_LATENT, max_new_tokens: int = DEFAULT_NEW_TOKENS,
-               preset: str = DEFAULT_PRESET, context: int = DEFAULT_CONTEXT, batch: int = 1, dtype: str = "bf16",
-               request: gr.Request = None) -> dict:
-    """The tab's first picture: the plan of the default generation and the default scale-up."""
-    return {**kv_plan(prompt, attention, n_kv_heads, kv_latent_dim, max_new_tokens, request=request),
-            **kv_scale(preset, context, batch, dtype, request=request)}
-
-
 def variant_to_slider(attention: str = "mha", n_kv_heads: int = KV_N_HEADS) -> dict:
     """Choosing MHA or MQA sets the KV-head slider; GQA moves it off the ends."""
     if attention in KV_OF_VARIANT:
@@ -228,4 +219,5 @@ def build() -> dict:
     scale_outputs = ("scale", "scale_md", "layouts", "layouts_md")
     gr.on([ui.preset.input, ui.context.submit, ui.context.blur, ui.batch.submit, ui.batch.blur, ui.dtype.input],
           api_name="kv_scale", show_progress="hidden", **event(kv_scale, ui, scale_outputs))
-    return event(first_draw, ui, (*plan_outputs, *scale_outputs), show_progress="hidden")
+    # The first picture: the default generation's plan and the default scale-up, in one event.
+    return join_draws(event(kv_plan, ui, plan_outputs), event(kv_scale, ui, scale_outputs))

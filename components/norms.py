@@ -20,7 +20,7 @@ from components import norms_stability
 from components.common import HEAVY, device_line, explain, low_priority
 from components.i18n import lang_of, t
 from components.widgets import CheckboxGroup, Number, Radio, Slider
-from components.wiring import event, join_draws
+from components.wiring import event, grouped, join_draws
 from locales import tr
 from models.checks import InputError, choice, number, whole
 from models.limits import (GRAD_BATCH, GRAD_D_MODEL, GRAD_SEQ_LEN, NORM_AXES_MAX, NORM_MAX_BATCH, NORM_MAX_D_MODEL,
@@ -50,17 +50,21 @@ def _stack_args(n_layers, d_model, n_heads, norm, seq_len, batch, seed) -> dict:
                 batch=whole("norms_batch", batch, 1, NORM_MAX_BATCH), seed=whole("seed", seed, 0, SEED_MAX))
 
 
-def norm_gradients(n_layers: int = 12, d_model: int = GRAD_D_MODEL, n_heads: int = 4, norm: str = "layernorm",
-                   variants: list[str] = DEFAULT_VARIANTS, log_y: bool = True, seq_len: int = GRAD_SEQ_LEN,
-                   batch: int = GRAD_BATCH, seed: int = 0, request: gr.Request = None):
-    """The ``/norm_gradients`` endpoint (heavy queue, streams): the per-layer gradient norms of each placement
-    as soon as it is measured (one backward pass each), a summary, the device line ("…" until the last)."""
+STACK = dict(n_layers=12, d_model=GRAD_D_MODEL, n_heads=4, norm="layernorm")    # the stack's controls
+RUN = dict(seq_len=GRAD_SEQ_LEN, batch=GRAD_BATCH, seed=0)                       # ... and its batch's
+
+
+@grouped(stack=STACK, view=dict(variants=DEFAULT_VARIANTS, log_y=True), batch=RUN)
+def norm_gradients(stack: dict, view: dict, batch: dict, request: gr.Request = None):
+    """The ``/norm_gradients`` endpoint (heavy queue, streams; parameters: the stack's, the placements and
+    the axis, the batch's, by name): the per-layer gradient norms of each placement as soon as it is
+    measured (one backward pass each), a summary, the device line ("…" until the last)."""
     from models.norms import gradient_trend, gradients_by_variant
     from viz.norms import gradients_figure, gradients_summary
 
     lang = lang_of(request)
-    args = _stack_args(n_layers, d_model, n_heads, norm, seq_len, batch, seed)
-    chosen = _variants(variants)
+    args = _stack_args(**stack, **batch)
+    chosen, log_y = _variants(view["variants"]), view["log_y"]
     measured, total_ms, n = {}, 0.0, args.pop("n_layers")
     for g in low_priority(gradients_by_variant, n, chosen, **args):                  # the instant tabs first
         measured[g.variant] = {"per_layer": g.per_layer, "stream_rms": g.stream_rms}

@@ -16,7 +16,7 @@ import gradio as gr
 from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import CheckboxGroup, Number, Radio, Slider
-from components.wiring import control_names, event
+from components.wiring import control_names, event, grouped
 from models.checks import InputError, choice, whole
 from models.limits import POS_MAX_COMPARE_LEN, POS_MAX_D_MODEL, POS_MAX_DIAGRAM_DIM, POS_MAX_HEAD_DIM
 from models.limits import POS_MAX_HEATMAP, POS_MAX_POSITION, POS_SLIDER_MAX_POSITION, SEED_MAX
@@ -177,19 +177,18 @@ def fit_pair(head_dim: int = 128, pair: int = 3) -> dict:
     return {"pair": gr.Slider(maximum=pairs - 1, value=min(picked, pairs - 1))}
 
 
-def draw(view: str = "rotate", head_dim: int = 128, base: float = 10000.0, seed: int = 0, style: str = "half",
-         pair: int = 3, q_pos: int = 5, k_pos: int = 2, encoding: str = "rope", seq_len: int = 48,
-         max_distance: int = 4096, train_len: int = 4096, span: int = 128, original_max_position: int = 8192,
-         factor: float = 8.0, low_freq_factor: float = 1.0, high_freq_factor: float = 4.0,
-         methods: Sequence[str] = METHODS, diagram_dim: int = 8, position: int = 1, compare_len: int = 32,
-         d_model: int = 64, n_heads: int = 8, request: gr.Request = None) -> dict:
-    """Draw ``view`` with every control of the tab: the first draw (after a share link's settings) and the
-    redraw when a shared control (head dim, base, seed) changes. Selects the view's sub-tab and fits the
-    pair slider to d; the view's handler takes the controls it names."""
-    controls = dict(locals())                                       # every control above, by name
-    fn, _, _ = HANDLERS[choice("pos_view", view, VIEWS)]
+@grouped(controls=dict(view="rotate", head_dim=128, base=10000.0, seed=0, style="half", pair=3, q_pos=5, k_pos=2,
+                       encoding="rope", seq_len=48, max_distance=4096, train_len=4096, span=128,
+                       original_max_position=8192, factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+                       methods=METHODS, diagram_dim=8, position=1, compare_len=32, d_model=64, n_heads=8))
+def draw(controls: dict, request: gr.Request = None) -> dict:
+    """Draw the chosen view with every control of the tab, by name: the first draw (after a share link's
+    settings) and the redraw when a shared control (head dim, base, seed) changes. Selects the view's
+    sub-tab and fits the pair slider to d; the view's handler takes the controls it names."""
+    view = choice("pos_view", controls["view"], VIEWS)
+    fn, _, _ = HANDLERS[view]
     shown = fn(**{name: controls[name] for name in control_names(fn)}, request=request)
-    return {"subtabs": gr.Tabs(selected=view), **fit_pair(head_dim, pair), **shown}
+    return {"subtabs": gr.Tabs(selected=view), **fit_pair(controls["head_dim"], controls["pair"]), **shown}
 
 
 def play_frame(head_dim: int = 128, base: float = 10000.0, seed: int = 0, style: str = "half", pair: int = 3,

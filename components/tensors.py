@@ -9,7 +9,7 @@ import gradio as gr
 from components.common import HEAVY, device_line, explain, low_priority
 from components.i18n import lang_of, t
 from components.widgets import CheckboxGroup, Dropdown, Number, Radio, Slider
-from components.wiring import event
+from components.wiring import event, join_draws
 from locales import tr
 from models.checks import choice, number, whole
 from models.limits import (CALC_MAX_PARAMS, MATMUL_DTYPES, MATMUL_SWEEPS, MFU_MAX_BATCH, MFU_MAX_D_MODEL,
@@ -190,16 +190,11 @@ def compute_estimate(n_params: float = 7e9, tokens: float = 1e12, n_gpus: int = 
 
 # ----------------------------------------------------------------------------------------------- tab
 
-def first_draw(shape: str = DEFAULT_SHAPE, ops: str = DEFAULT_OPS, step: int = TENSOR_MAX_OPS,
-               value: float = 70000.0, n_params: float = 7e9, tokens: float = 1e12, n_gpus: int = 1024,
-               gpu: str = "H100 SXM", mfu_percent: float = 40.0, request: gr.Request = None) -> dict:
-    """When the tab is first shown: the layout, the number formats, the on-paper estimate, and what
-    the sweep's figure will show once run."""
+def waiting_plots(request: gr.Request = None) -> dict:
+    """What the sweep's and the training's figures show until they are run."""
     from viz.common import waiting
     lang = lang_of(request)
-    return {**tensor_layout(shape, ops, step, request=request), **number_formats(value, request=request),
-            **compute_estimate(n_params, tokens, n_gpus, gpu, mfu_percent, request=request),
-            "matmul_plot": waiting(tr(lang, "compute_fig_waiting")), "mfu_plot": waiting(tr(lang, "mfu_fig_waiting"))}
+    return {"matmul_plot": waiting(tr(lang, "compute_fig_waiting")), "mfu_plot": waiting(tr(lang, "mfu_fig_waiting"))}
 
 
 def _run_and_stop(run_id: str, stop_id: str) -> tuple[gr.Button, gr.Button]:
@@ -285,6 +280,8 @@ def build() -> dict:
             explain("compute_explain")
 
     layout = event(tensor_layout, ui, ("memory", "view", "table", "device"), show_progress="hidden")
+    formats = event(number_formats, ui, ("bits", "rounding", "formats_table"))
+    estimate = event(compute_estimate, ui, ("estimate",))
     gr.on([ui.shape.submit, ui.shape.blur, ui.ops.blur, ui.step.input], api_name="tensor_layout",
           trigger_mode="always_last", **layout)
     fill = event(set_preset, ui, ("shape", "ops", "step"), api_visibility="private", show_progress="hidden")
@@ -292,7 +289,7 @@ def build() -> dict:
     for box in (ui.shape, ui.ops):
         box.input(lambda: "custom", None, ui.preset, api_visibility="private", show_progress="hidden")
     gr.on([ui.value.submit, ui.value.blur], api_name="number_formats", show_progress="hidden",
-          **event(number_formats, ui, ("bits", "rounding", "formats_table")))
+          **formats)
     sweep = run.click(api_name="compute_matmul", show_progress="hidden", **HEAVY,
                       **event(compute_matmul, ui, ("matmul_plot", "matmul_summary", "compute_device")))
     stop.click(None, None, None, cancels=[sweep])
@@ -301,7 +298,7 @@ def build() -> dict:
     stop_training.click(None, None, None, cancels=[training])
     gr.on([ui.n_params.submit, ui.n_params.blur, ui.tokens.submit, ui.tokens.blur, ui.n_gpus.submit,
            ui.n_gpus.blur, ui.gpu.input, ui.mfu_percent.input], api_name="compute_estimate", show_progress="hidden",
-          trigger_mode="always_last", **event(compute_estimate, ui, ("estimate",)))
-    return {**event(first_draw, ui, ("memory", "view", "table", "device", "bits", "rounding", "formats_table",
-                                     "estimate", "matmul_plot", "mfu_plot"), show_progress="hidden"),
-            "fills": [fill]}
+          trigger_mode="always_last", **estimate)
+    # When the tab is first shown: the layout, the number formats, the estimate, the waiting figures.
+    first = join_draws(join_draws(layout, formats), join_draws(estimate, event(waiting_plots, ui, ("matmul_plot", "mfu_plot"))))
+    return {**first, "fills": [fill]}

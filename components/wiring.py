@@ -69,13 +69,21 @@ def grouped(**groups: Mapping[str, Any]) -> Callable[[Callable], Callable]:
                               inspect.Parameter("request", kind, default=None, annotation=gr.Request)])
 
     def wrap(fn: Callable) -> Callable:
-        @functools.wraps(fn)
-        def handler(*args, **kwargs):
+        def call(args: tuple, kwargs: dict):
             given = seen.bind(*args, **kwargs)
             given.apply_defaults()
             values = given.arguments
             return fn(**{group: {name: values[name] for name in names} for group, names in groups.items()},
                       request=values["request"])
+
+        if inspect.isgeneratorfunction(fn):                          # a streaming handler stays one
+            @functools.wraps(fn)
+            def handler(*args, **kwargs):
+                yield from call(args, kwargs)
+        else:
+            @functools.wraps(fn)
+            def handler(*args, **kwargs):
+                return call(args, kwargs)
         handler.__signature__ = seen
         handler.__annotations__ = {"request": gr.Request}
         return handler
