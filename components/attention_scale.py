@@ -14,28 +14,31 @@ from components.attention_heads import DEFAULT_PROMPT, shared_controls
 from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Number, Radio, Slider
-from components.wiring import event
+from components.wiring import event, grouped
 from models.checks import choice
 from models.limits import ATTN_MAX_KEYS, ATTN_MAX_MULTIPLIER, KV_N_HEADS, KV_N_LAYERS, SEED_MAX
 
 SCALES = ("removed", "multiplied")
 
 
-def attention_scale(n_keys: int = 64, seed: int = 0, model: str = "mha", prompt: str = DEFAULT_PROMPT,
-                    scale: str = "removed", multiplier: float = 4.0, layer: int = 4, head: int = 2,
-                    full_text: bool = False, request: gr.Request = None) -> dict:
-    """The ``/attention_scale`` endpoint: the entropy curve of random vectors and the trained model with
-    its attention logits multiplied by √d (``scale="removed"``) or by ``multiplier``."""
+@grouped(random=dict(n_keys=64, seed=0),
+         trained=dict(model="mha", prompt=DEFAULT_PROMPT, scale="removed", multiplier=4.0, layer=4, head=2,
+                      full_text=False))
+def attention_scale(random: dict, trained: dict, request: gr.Request = None) -> dict:
+    """The ``/attention_scale`` endpoint (parameters: the random vectors', then the trained model's controls,
+    by name): the entropy curve of random vectors and the trained model with its attention logits
+    multiplied by √d (``scale="removed"``) or by ``multiplier``."""
     import math
 
     from models.attention_explore import entropy_curve, scale_effect, trained_model
     from viz.attention import entropy_figure, scale_figure
 
     lang = lang_of(request)
-    choice("attn_scale_scale", scale, SCALES)
-    curve = entropy_curve(n_keys, seed=seed)
-    m = math.sqrt(trained_model(model).model.config.qk_dim) if scale == "removed" else multiplier
-    effect = scale_effect(model, prompt, m, layer, head, full_text=bool(full_text))
+    scale, model = choice("attn_scale_scale", trained["scale"], SCALES), trained["model"]
+    curve = entropy_curve(random["n_keys"], seed=random["seed"])
+    m = math.sqrt(trained_model(model).model.config.qk_dim) if scale == "removed" else trained["multiplier"]
+    effect = scale_effect(model, trained["prompt"], m, trained["layer"], trained["head"],
+                          full_text=bool(trained["full_text"]))
     return {"curve": entropy_figure(curve, lang), "effect": scale_figure(effect, lang), "device": str(effect.timing)}
 
 

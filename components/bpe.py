@@ -20,7 +20,7 @@ import gradio as gr
 from components.common import HEAVY, device_line, explain, low_priority
 from components.i18n import lang_of, t
 from components.widgets import Radio, Slider
-from components.wiring import event
+from components.wiring import event, grouped
 from locales import Term, tr
 from models.bpe_trace import CORPORA, SPLITS, TIES
 from models.checks import InputError, choice, whole
@@ -291,8 +291,12 @@ def _trained(text: str, config, lang: str) -> Iterator[int | dict]:
            "download": _download_file(trace)}
 
 
-def _training(corpus, text, merges, split, tie, your_text, word, step, lang: str, *,
-              background: bool = True) -> Iterator[dict]:
+# The training's controls and the view's, shared by /bpe_train and the first draw.
+TRAINING = dict(corpus=dict(corpus="en", text="", merges=400, split="gpt2", tie="first"),
+                view=dict(your_text=DEFAULT_TEXT, word=DEFAULT_WORD, step=1))
+
+
+def _training(corpus: dict, view: dict, lang: str, *, background: bool = True) -> Iterator[dict]:
     """Train on the corpus in time slices, yielding progress; the last item draws step ``step`` (clamped to
     the merges learned; step 1 when it is 0). Items map :data:`TRAIN_OUTPUTS` to values.
 
@@ -302,11 +306,11 @@ def _training(corpus, text, merges, split, tie, your_text, word, step, lang: str
     from models.bpe_trace import BPEConfig, check_corpus, load_corpus
     from viz.bpe import training_summary
 
-    choice("bpe_corpus", corpus, CORPUS_CHOICES)
-    config = BPEConfig(merges, split, tie)
-    k = whole("bpe_step", step, 0, BPE_MAX_MERGES)
-    your_text, word = _check_text(your_text), _check_text(word, "bpe_word")
-    text = load_corpus(corpus) if corpus != "custom" else text
+    source = choice("bpe_corpus", corpus["corpus"], CORPUS_CHOICES)
+    config = BPEConfig(corpus["merges"], corpus["split"], corpus["tie"])
+    k = whole("bpe_step", view["step"], 0, BPE_MAX_MERGES)
+    your_text, word = _check_text(view["your_text"]), _check_text(view["word"], "bpe_word")
+    text = load_corpus(source) if source != "custom" else corpus["text"]
     check_corpus(text)
     n = config.num_merges
 
@@ -322,24 +326,21 @@ def _training(corpus, text, merges, split, tie, your_text, word, step, lang: str
     views = _views(session, k, your_text, word, lang)
     device = tr(lang, "bpe_device_trained", training=str(trace.timing), cl_ms=f"{cl_ms:,.0f}", view=views["device"])
     yield {"state": session, "status": status, "step": gr.Slider(maximum=max(m, 1), value=k), "table": table,
-           "download": download, **views, "device": device} | ({} if corpus == "custom" else {"text": text})
+           "download": download, **views, "device": device} | ({} if source == "custom" else {"text": text})
 
 
-def train(corpus: str = "en", text: str = "", merges: int = 400, split: str = "gpt2", tie: str = "first",
-          your_text: str = DEFAULT_TEXT, word: str = DEFAULT_WORD, step: int = 1,
-          request: gr.Request = None) -> Iterator[dict]:
+@grouped(**TRAINING)
+def train(corpus: dict, view: dict, request: gr.Request = None) -> Iterator[dict]:
     """The ``/bpe_train`` endpoint: train on a preset (``text`` is then ignored and returned filled) or on
     your ``text`` (corpus "custom"), streaming progress, then draw step ``step`` (clamped to the merges
     learned; step 1 when it is 0), so a retrain stays on its step."""
-    yield from _training(corpus, text, merges, split, tie, your_text, word, step, lang_of(request))
+    yield from _training(corpus, view, lang_of(request))
 
 
-def first_draw(corpus: str = "en", text: str = "", merges: int = 400, split: str = "gpt2", tie: str = "first",
-               your_text: str = DEFAULT_TEXT, word: str = DEFAULT_WORD, step: int = 1,
-               request: gr.Request = None) -> dict:
+@grouped(**TRAINING)
+def first_draw(corpus: dict, view: dict, request: gr.Request = None) -> dict:
     """The tab's first draw: the same training, returned whole (the app runs a draw as a plain function)."""
-    *_, last = _training(corpus, text, merges, split, tie, your_text, word, step, lang_of(request),
-                         background=False)
+    *_, last = _training(corpus, view, lang_of(request), background=False)
     return last
 
 

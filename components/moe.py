@@ -9,9 +9,8 @@ import gradio as gr
 
 from components.common import HEAVY, device_line, explain, low_priority
 from components.i18n import lang_of, t
-from components.wiring import join_draws
 from components.widgets import Number, Radio, Slider
-from components.wiring import event, grouped
+from components.wiring import event, grouped, join_draws
 from locales import tr
 from models.checks import choice, number, whole
 from models.limits import (FFN_ACTIVATIONS, FFN_GATED, FFN_MAX_D_MODEL, FFN_MAX_X, MOE_EXPERT_KINDS,
@@ -111,21 +110,23 @@ def moe_route(tokens: dict, layer: dict, router: dict, request: gr.Request = Non
 # --------------------------------------------------------------------------- training view
 
 
-def moe_train(experts: int = 8, top_k: int = 1, aux_coef: float = 0.05, z_coef: float = 0.0, use_capacity: bool = False,
-              capacity: float = 1.25, steps: int = 150, seed: int = 0, compare: bool = True,
-              request: gr.Request = None):
-    """The ``/moe_train`` endpoint (streams): status, load heatmaps, curves, the final expert-character map, device."""
+@grouped(layer=dict(experts=8, top_k=1, aux_coef=0.05, z_coef=0.0, use_capacity=False, capacity=1.25),
+         run=dict(steps=150, seed=0, compare=True))
+def moe_train(layer: dict, run: dict, request: gr.Request = None):
+    """The ``/moe_train`` endpoint (streams; parameters: the layer's, then the run's controls, by name):
+    status, load heatmaps, curves, the final expert-character map, device."""
     from models.moe_train import MoETrainConfig, train_moe
     from viz.moe import expert_chars_figure, train_curves_figure, train_load_figure
 
     lang = lang_of(request)
     cfg = MoETrainConfig(                                              # bad settings: a message, no worker
-        num_experts=whole("moe_experts", experts, 2, MOE_TRAIN_MAX_EXPERTS),
-        top_k=whole("moe_top_k", top_k, 1, MOE_TRAIN_MAX_TOP_K),
-        aux_coef=number("moe_aux_coef", aux_coef, 0, MOE_TRAIN_MAX_AUX),
-        z_coef=number("moe_z_coef", z_coef, 0, MOE_TRAIN_MAX_Z), capacity_factor=_capacity(use_capacity, capacity),
-        steps=whole("steps", steps, 1, MOE_TRAIN_MAX_STEPS), seed=whole("seed", seed, 0, SEED_MAX),
-        compare=bool(compare))
+        num_experts=whole("moe_experts", layer["experts"], 2, MOE_TRAIN_MAX_EXPERTS),
+        top_k=whole("moe_top_k", layer["top_k"], 1, MOE_TRAIN_MAX_TOP_K),
+        aux_coef=number("moe_aux_coef", layer["aux_coef"], 0, MOE_TRAIN_MAX_AUX),
+        z_coef=number("moe_z_coef", layer["z_coef"], 0, MOE_TRAIN_MAX_Z),
+        capacity_factor=_capacity(layer["use_capacity"], layer["capacity"]),
+        steps=whole("steps", run["steps"], 1, MOE_TRAIN_MAX_STEPS), seed=whole("seed", run["seed"], 0, SEED_MAX),
+        compare=bool(run["compare"]))
     shown = 0.0
     # A low-priority process on the CPU (the instant tabs keep the CPU and the GIL); a thread on CUDA.
     for p in low_priority(train_moe, cfg):

@@ -191,20 +191,20 @@ def draw(controls: dict, request: gr.Request = None) -> dict:
     return {"subtabs": gr.Tabs(selected=view), **fit_pair(controls["head_dim"], controls["pair"]), **shown}
 
 
-def play_frame(head_dim: int = 128, base: float = 10000.0, seed: int = 0, style: str = "half", pair: int = 3,
-               q_pos: int = 5, k_pos: int = 2, both: bool = False, speed: int = 1,
-               request: gr.Request = None) -> dict:
+@grouped(view=dict(head_dim=128, base=10000.0, seed=0, style="half", pair=3, q_pos=5, k_pos=2),
+         play=dict(both=False, speed=1))
+def play_frame(view: dict, play: dict, request: gr.Request = None) -> dict:
     """One frame of Play: q (and k, if tied) move on and the rotate view is redrawn; the timer stops at
     the end of the sliders or on an error (shown once as a warning, not every frame)."""
     stop = {"timer": gr.Timer(active=False)}
     try:
-        step = whole("pos_speed", speed, 1, POS_SLIDER_MAX_POSITION)
-        q_next = whole("pos_q_pos", q_pos, 0, POS_SLIDER_MAX_POSITION) + step
-        k_next = whole("pos_k_pos", k_pos, 0, POS_SLIDER_MAX_POSITION) + (step if both else 0)
+        step = whole("pos_speed", play["speed"], 1, POS_SLIDER_MAX_POSITION)
+        q_next = whole("pos_q_pos", view["q_pos"], 0, POS_SLIDER_MAX_POSITION) + step
+        k_next = whole("pos_k_pos", view["k_pos"], 0, POS_SLIDER_MAX_POSITION) + (step if play["both"] else 0)
         if max(q_next, k_next) > POS_SLIDER_MAX_POSITION:
             return stop
-        return {"q_pos": q_next, "k_pos": k_next, **rope(head_dim=head_dim, base=base, seed=seed, style=style,
-                                                         pair=pair, q_pos=q_next, k_pos=k_next, request=request)}
+        return {"q_pos": q_next, "k_pos": k_next,
+                **rope(**{**view, "q_pos": q_next, "k_pos": k_next}, request=request)}
     except InputError as exc:
         gr.Warning(exc.render(lang_of(request)))
         return stop
