@@ -166,7 +166,7 @@ class RouteExploration:
         """``(k, E + 1)``: assignments of each choice rank to each expert, the last column those dropped
         by capacity (the Sankey of the routing view).
 
-        >>> ex = explore_routing(None, RouteSpec(num_experts=4, top_k=2, capacity_factor=0.5), n_random=8)
+        >>> ex = explore_routing(None, RouteSpec(num_experts=4, top_k=2, capacity_factor=0.5), n_random=8, device="cpu")
         >>> f = ex.flows()
         >>> f.sum().item() == 16, f[:, -1].sum().item() == ex.dropped, f[0].sum().item()
         (True, True, 8)
@@ -185,7 +185,7 @@ class RouteExploration:
     def dropped_load(self) -> torch.Tensor:
         """``(E,)`` assignments each expert turned away (over its capacity).
 
-        >>> ex = explore_routing(None, RouteSpec(num_experts=4, top_k=2, capacity_factor=0.5), n_random=8)
+        >>> ex = explore_routing(None, RouteSpec(num_experts=4, top_k=2, capacity_factor=0.5), n_random=8, device="cpu")
         >>> ex.capacity, ex.load.tolist(), ex.dropped_load.tolist()     # at most 2 kept per expert
         (2, [5, 5, 4, 2], [3, 3, 2, 0])
         """
@@ -195,7 +195,7 @@ class RouteExploration:
     def kept_slots(self) -> torch.Tensor:
         """``(N,)`` how many of its k choices each token kept: k, fewer, or 0 (residual only).
 
-        >>> ex = explore_routing(None, RouteSpec(num_experts=4, top_k=2, capacity_factor=0.5), n_random=8)
+        >>> ex = explore_routing(None, RouteSpec(num_experts=4, top_k=2, capacity_factor=0.5), n_random=8, device="cpu")
         >>> ex.kept_slots.sum().item() == ex.assignments - ex.dropped == ex.kept_load.sum().item()
         True
         """

@@ -165,7 +165,7 @@ def test_the_kv_tabs_trained_models_match_the_calculator(variant):
     spec = spec_of_gpt(model.config, variant)
     assert count_params(spec)["total"] == sum(p.numel() for p in model.parameters())
     with torch.no_grad():
-        _, cache = model(torch.randint(0, 61, (2, 50)), model.new_cache(batch=2, capacity=50))
+        _, cache = model(torch.randint(0, 61, (2, 50), device=model.head.weight.device), model.new_cache(batch=2, capacity=50))
     assert kv_cache_bytes(spec, 50, 2, "fp32") == cache.nbytes()
 
 

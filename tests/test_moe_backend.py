@@ -513,7 +513,7 @@ def test_training_collapses_without_the_aux_loss_and_balances_with_it(one_thread
     Seeds 0–5 give load CVs (mean of the last 10 steps) of 0.29–0.35 with the aux loss and 0.64–1.06
     without (CPU, one thread). The collapse is chaotic: which expert wins and how fast depends on the
     last bits of the arithmetic, so the bounds leave room for another summation order."""
-    last = list(train_moe(MoETrainConfig(seed=seed)))[-1]
+    last = list(train_moe(MoETrainConfig(seed=seed), device="cpu"))[-1]
     aux, twin = last.runs["aux"], last.runs["no_aux"]
     assert last.step == 150 and len(aux.cv) == len(twin.cv) == 150
     assert final(aux) < 0.4 < 0.6 < final(twin)                      # balanced vs collapsed

@@ -60,7 +60,7 @@ def test_gradients_equal_an_independent_autograd_computation(client):
     for variant, name in (("post", "Post-LN"), ("pre", "Pre-LN")):
         model = build_stack(StackConfig(vocab_size=len(vocabulary()), n_layers=6, d_model=64, n_heads=4,
                                         variant=variant, max_seq_len=32), seed=0, device="cpu")
-        ids = char_batch(4, 33, seed=0)
+        ids = char_batch(4, 33, seed=0, device="cpu")
         grads = torch.autograd.grad(model.loss(ids), [b.ffn.w_out.weight for b in model.blocks])
         expected = [g.norm().item() for g in grads]
         assert panel[name] == pytest.approx(expected, rel=1e-4)

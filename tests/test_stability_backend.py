@@ -120,7 +120,7 @@ def test_sweep_qk_norm_wins_at_the_highest_learning_rate(seed, one_thread):
 def test_diverged_run_is_a_finding_not_a_nan():
     cfg = SweepConfig(n_lrs=1, steps=4, n_layers=1, d_model=16, n_heads=2, seq_len=8, batch=2)
     trainer = _Trainer(0, cfg.runs[0], cfg, torch.device("cpu"))
-    ids = char_batch(2, 9, seed=0)
+    ids = char_batch(2, 9, seed=0, device="cpu")
     assert trainer.step(ids, 1) is not None
     with torch.no_grad():
         trainer.model.head.weight[0, 0] = float("nan")

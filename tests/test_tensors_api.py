@@ -3,7 +3,11 @@ import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 
+from models.compute import dtype_support
+from models.device import get_device
 from tests.conftest import plot_json
+
+ON_GPU = get_device().type == "cuda"                # the app's server runs in this process, on this device
 
 ENDPOINTS = ("/tensor_layout", "/number_formats", "/compute_matmul", "/compute_mfu", "/compute_estimate")
 
@@ -90,17 +94,21 @@ def test_matmul_sweep_streams_to_a_measured_peak(client):
     fig = plot_json(plot)
     fp32 = [t for t in fig["data"] if t.get("name") == "fp32"]
     assert len(fp32) == 2 and len(fp32[0]["x"]) >= 4 and fp32[0]["x"][0] == 1            # m = 1, 4, 16, …
-    assert "measured, not a datasheet figure" in summary and "1 thread" in device
+    if ON_GPU:                                          # a GPU is judged by its datasheet's peak
+        assert "datasheet" in summary and "cuda" in device
+    else:
+        assert "measured, not a datasheet figure" in summary and "1 thread" in device
     peak = max(fp32[0]["y"])
     assert [s["y0"] for s in fig["layout"]["shapes"]] == [peak, peak]                    # the line is the best point
     assert all(a < b for a, b in zip(fp32[1]["x"], fp32[1]["x"][1:]))                    # intensity grows with m
 
 
 def test_a_dtype_the_device_lacks(client, zh):
-    with pytest.raises(AppError, match="fp8 needs an NVIDIA GPU with FP8 tensor cores"):
-        client.predict(kind="square", dtypes=["fp32", "fp8"], api_name="/compute_matmul")
-    with pytest.raises(AppError, match="fp8 需要带 FP8 张量核心"):
-        zh.predict(kind="square", dtypes=["fp8"], api_name="/compute_matmul")
+    if dtype_support(get_device())["fp8"] is not None:     # a CPU, or a GPU before Ada/Hopper
+        with pytest.raises(AppError, match="fp8 needs an NVIDIA GPU with FP8 tensor cores"):
+            client.predict(kind="square", dtypes=["fp32", "fp8"], api_name="/compute_matmul")
+        with pytest.raises(AppError, match="fp8 需要带 FP8 张量核心"):
+            zh.predict(kind="square", dtypes=["fp8"], api_name="/compute_matmul")
     with pytest.raises(AppError, match="pick at least one dtype"):
         client.predict(dtypes=[], api_name="/compute_matmul")
 
@@ -117,7 +125,8 @@ def test_estimate_by_keyword(client):
 def test_mfu_by_keyword(client):
     plot, summary, device = client.predict(n_layers=1, d_model=32, n_heads=2, seq_len=16, batch=2, steps=3,
                                            api_name="/compute_mfu")
-    assert "✓ equal" in summary and "misses" in summary and "MFU" in summary
+    assert "✓ equal" in summary and "MFU" in summary
+    assert ("misses" in summary) != ON_GPU              # torch's counter lacks only the CPU attention kernel
     assert device.endswith(" s") and "3/3 steps" in device
     fig = plot_json(plot)
     assert [len(t["x"]) for t in fig["data"]] == [3, 3]                  # FLOP/s and loss per timed step

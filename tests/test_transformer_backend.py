@@ -209,7 +209,7 @@ def test_qk_norm_bounds_the_attention_logits():
 
 def test_alibi_adds_minus_slope_times_distance():
     i = torch.arange(6)
-    bias = -alibi_slopes(4).double()[:, None, None] * (i[:, None] - i[None, :]).abs()          # (H, T, T)
+    bias = -alibi_slopes(4, device="cpu").double()[:, None, None] * (i[:, None] - i[None, :]).abs()          # (H, T, T)
     probe, scores = layer0_scores("alibi", 6, bias)
     torch.testing.assert_close(probe.attn_probs[0], scores.softmax(-1))
 
@@ -265,7 +265,16 @@ def test_count_flops_equals_pytorchs_counter(name, backward):
         else:
             with torch.no_grad():
                 model(ids)
-    assert counter.get_total_flops() == count_flops(model.config, 3, 16, backward=backward)
+    assert counter.get_total_flops() == count_flops(model.config, 3, 16, backward=backward, device=ids.device)
+
+
+def test_gqa_attention_is_counted_once_per_query_head():
+    """Every query head attends over its group's shared keys: 2·B·H·T²·(d_qk + d_v) forward. torch 2.11's
+    formula asserted equal heads and stopped the GQA models' count (seen on a GPU machine's torch)."""
+    q, kv = torch.randn(1, 4, 8, 4), torch.randn(1, 2, 8, 4)                              # H = 4, H_kv = 2
+    with flop_counter() as counter:
+        F.scaled_dot_product_attention(q, kv, kv, enable_gqa=True)
+    assert counter.get_total_flops() == 2 * 1 * 4 * 8 * 8 * (4 + 4)
 
 
 def test_count_flops_is_6nd_plus_attention_for_a_dense_model():
