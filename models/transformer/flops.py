@@ -169,9 +169,17 @@ def _bag_weights_backward(grad_shape, weight_shape, indices_shape, *args, out_sh
     return 2 * math.prod(indices_shape) * grad_shape[1]
 
 
+def _per_query_head(query_shape, shape) -> tuple[int, ...]:
+    """A GQA key or value ``(B, H_kv, S, d)`` counted as ``(B, H, S, d)``: every query head attends over
+    it (torch before 2.13 asserts equal heads in ``sdpa_flop_count``)."""
+    return (*shape[:-3], query_shape[-3], *shape[-2:])
+
+
 def _sdpa(query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs) -> int:
-    return sdpa_flop_count(query_shape, key_shape, value_shape)
+    return sdpa_flop_count(query_shape, _per_query_head(query_shape, key_shape),
+                           _per_query_head(query_shape, value_shape))
 
 
 def _sdpa_backward(grad_out_shape, query_shape, key_shape, value_shape, *args, out_shape=None, **kwargs) -> int:
-    return sdpa_backward_flop_count(grad_out_shape, query_shape, key_shape, value_shape)
+    return sdpa_backward_flop_count(grad_out_shape, query_shape, _per_query_head(query_shape, key_shape),
+                                    _per_query_head(query_shape, value_shape))
