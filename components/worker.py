@@ -101,6 +101,25 @@ def low_priority(fn: Callable[..., Iterator[T]], /, *args, **kwargs) -> Iterator
     return (in_process if uses_processes() else in_thread)(fn, *args, **kwargs)
 
 
+def running_jobs() -> list[str]:
+    """The jobs whose worker is alive now, by name (``"models.stability.stability_sweep"``): processes on
+    the CPU, threads on CUDA. What Stop and a job's end must empty.
+
+    >>> running_jobs()
+    []
+    """
+    return sorted([p.name for p in multiprocessing.active_children()]
+                  + [t.name for t in threading.enumerate() if isinstance(t, _JobThread)])
+
+
+def _job_name(fn: Callable) -> str:
+    return f"{fn.__module__}.{fn.__qualname__}"
+
+
+class _JobThread(threading.Thread):
+    """A job's thread (CUDA, ZeroGPU), named after its job: told apart from the server's own threads."""
+
+
 def uses_processes() -> bool:
     """Whether jobs run in processes: on the CPU, off ZeroGPU, where ``forkserver`` exists."""
     from models.device import get_device
@@ -122,7 +141,7 @@ def in_process(fn: Callable[..., Iterator[T]], /, *args, **kwargs) -> Iterator[T
     _check_job(fn)
     start_forkserver()
     ctx = multiprocessing.get_context("forkserver")
-    job = f"{fn.__module__}.{fn.__qualname__}"
+    job = _job_name(fn)
     here, there = ctx.Pipe()
     worker = ctx.Process(target=_serve, args=(fn, args, kwargs, there, _niceness()), name=job, daemon=True)
     worker.start()
@@ -172,8 +191,7 @@ def in_thread(fn: Callable[..., Iterator[T]], /, *args, **kwargs) -> Iterator[T]
     def work():
         _lower_priority(threading.get_native_id(), _niceness() + NICE)
         _produce(fn, args, kwargs, send)
-    worker = threading.Thread(target=contextvars.copy_context().run, args=(work,), name="low-priority",
-                              daemon=True)
+    worker = _JobThread(target=contextvars.copy_context().run, args=(work,), name=_job_name(fn), daemon=True)
     worker.start()
     try:
         while True:

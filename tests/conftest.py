@@ -49,19 +49,20 @@ def client(server_url):
 
 
 def cancel_after_first_update(job, within: float = 120.0) -> list:
-    """Wait for a streaming job's first update, cancel it (Gradio's Stop), wait until no worker process
-    of this server is left, and return the updates it sent. Asserts the job streamed from a worker and
-    that the worker ended."""
-    import multiprocessing
+    """Wait for a streaming job's first update, cancel it (Gradio's Stop), wait until no worker of this
+    server is left (a process on the CPU, a thread on CUDA), and return the updates it sent. Asserts the
+    job streamed from a worker and that the worker ended."""
     import time
+
+    from components.worker import running_jobs
     deadline = time.monotonic() + within
     while not job.outputs() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert job.outputs() and multiprocessing.active_children()      # it streams, from a worker process
+    assert job.outputs() and running_jobs()                         # it streams, from a worker
     job.cancel()
-    while multiprocessing.active_children() and time.monotonic() < deadline:
+    while running_jobs() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not multiprocessing.active_children()
+    assert not running_jobs()
     return job.outputs()
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-import multiprocessing
 import re
 import time
 
@@ -10,6 +9,8 @@ import numpy as np
 import pytest
 from gradio_client.exceptions import AppError
 
+from components import worker
+from components.worker import running_jobs
 from tests.conftest import plot_json
 
 SMALL = dict(lr_min=1e-3, lr_max=1e-2, n_lrs=2, steps=10, d_model=16, z_loss=1e-2, seed=0)
@@ -66,20 +67,23 @@ def test_diverging_sweep_is_reported_and_leaves_no_worker(client):
         assert all(v is None or math.isfinite(v) for v in trace["y"])
     assert "entropy fell below 0.1" in findings or "non-finite" in findings
     deadline = time.time() + 10
-    while multiprocessing.active_children() and time.time() < deadline:
+    while running_jobs() and time.time() < deadline:
         time.sleep(0.1)
-    assert not [p for p in multiprocessing.active_children() if p.name == "low-priority"]
+    assert not running_jobs()
 
 
-def test_stop_ends_the_worker(client):
-    """The run would take ~20 s; after Stop its worker is gone within 5 s."""
+@pytest.mark.parametrize("runner", ["process", "thread"])
+def test_stop_ends_the_worker(client, monkeypatch, runner):
+    """The run would take ~20 s; after Stop its worker is gone within 5 s: a process on the CPU, a thread
+    on CUDA (the server runs in this process: its choice of runner is patched here)."""
+    monkeypatch.setattr(worker, "uses_processes", lambda: runner == "process")
     job = client.submit(lr_min=1e-2, lr_max=1e-2, n_lrs=1, steps=500, d_model=64, api_name="/stability_sweep")
     deadline = time.time() + 60
     while not job.outputs() and time.time() < deadline:
         time.sleep(0.05)
     assert job.outputs(), "no streamed update within 60 s"
-    def sweeps():                                       # the worker's process is named after its job
-        return [p for p in multiprocessing.active_children() if p.name == "models.stability.stability_sweep"]
+    def sweeps():                                       # the worker is named after its job
+        return [name for name in running_jobs() if name == "models.stability.stability_sweep"]
     assert sweeps()
     job.cancel()
     deadline = time.time() + 5
