@@ -38,11 +38,13 @@ i18n = build_i18n()
 # is made, in build_demo).
 os.environ.setdefault("GRADIO_ANALYTICS_CACHE_FREQUENCY", "1000")
 
-# Gradio's Plot.get_config runs `import bokeh` each time it builds a config: for every page load and
-# every new session, once per plot (62). Without bokeh each try searches sys.path again (Python does
-# not remember a failed import): ~30 ms of the event loop per new visitor. Record its absence once.
-if importlib.util.find_spec("bokeh") is None:
-    sys.modules.setdefault("bokeh", None)      # `import bokeh` now fails at once, as it would anyway
+# Gradio tries two optional imports each time it builds a config, for every page load and every new
+# session: Plot.get_config `import bokeh` once per plot (62), the config's "is_colab" `import IPython`.
+# Without them each try searches sys.path again (Python does not remember a failed import): ~30 ms of
+# the event loop per new visitor. Record their absence once (IPython is absent on a Space).
+for _optional in ("bokeh", "IPython"):
+    if importlib.util.find_spec(_optional) is None:
+        sys.modules.setdefault(_optional, None)    # `import` now fails at once, as it would anyway
 
 def build_demo() -> gr.Blocks:
     """One tab per concept, share links and data export for each, the URL applied on load, each tab drawn
