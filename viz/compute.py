@@ -3,6 +3,8 @@ against arithmetic intensity, with the device's peaks (or the best measured, on 
 memory roof; the text that says what the sweep found."""
 from __future__ import annotations
 
+import math
+
 from locales import tr
 from viz.common import axis_ref, base_layout, plain_figure, subplot_row
 
@@ -31,6 +33,20 @@ def human_rate(value: float) -> str:
     """
     unit, scale = rate_unit([value])
     return f"{value / scale:.3g} {unit}" if value / scale >= 100 else f"{value / scale:.1f} {unit}"
+
+
+def share(fraction: float) -> str:
+    """A fraction of a peak in percent, to two significant digits once it is under 1 %: a tiny model on an
+    H200 reaches 0.00012 % of its 990 TFLOP/s, which one decimal would print as 0.0 %.
+
+    >>> share(0.4123), share(0.0123), share(1.25e-6), share(0.0)
+    ('41.2%', '1.2%', '0.00013%', '0%')
+    """
+    percent = 100 * fraction
+    if percent >= 1 or percent == 0:
+        return f"{percent:.1f}%" if percent else "0%"
+    digits = 1 - math.floor(math.log10(percent))                 # two significant digits
+    return f"{percent:.{digits}f}%"
 
 
 def human_flops(value: float) -> str:
@@ -116,11 +132,9 @@ def matmul_markdown(points: list, skips: list, peaks: dict[str, float], header: 
     for dtype in dict.fromkeys(p.dtype for p in points):
         mine = [p for p in points if p.dtype == dtype]
         best = max(mine, key=lambda p: p.flops_per_s)
-        share = ""
-        if dtype in peaks:
-            share = tr(lang, "compute_row_share", percent=f"{best.flops_per_s / peaks[dtype]:.1%}")
+        of_peak = tr(lang, "compute_row_share", percent=share(best.flops_per_s / peaks[dtype])) if dtype in peaks else ""
         lines.append(tr(lang, "compute_row", dtype=dtype, best=human_rate(best.flops_per_s), size=best.size,
-                        share=share, small=human_rate(mine[0].flops_per_s)))
+                        share=of_peak, small=human_rate(mine[0].flops_per_s)))
     lines += [f"- {tr(lang, s.why, **s.params)}" for s in skips]
     return "\n".join(lines)
 
@@ -137,7 +151,7 @@ def mfu_figure(steps: list, flops_per_step: int, peak: float | None, lang: str =
     layout["yaxis2"].update(title={"text": tr(lang, "mfu_fig_loss_axis")})
     xs = [s.step for s in steps]
     hover = [tr(lang, "mfu_fig_hover", step=s.step, ms=f"{s.seconds * 1e3:.1f}", rate=human_rate(r),
-                mfu=f"{r / peak:.1%}" if peak else "—") for s, r in zip(steps, rates)]
+                mfu=share(r / peak) if peak else "—") for s, r in zip(steps, rates)]
     data = [{"type": "bar", "x": xs, "y": [r / scale for r in rates], "name": tr(lang, "mfu_fig_rate"),
              "marker": {"color": DTYPE_COLORS["fp32"]}, "customdata": hover,
              "hovertemplate": "%{customdata}<extra></extra>", "showlegend": False, **axis_ref(0)},
@@ -182,7 +196,7 @@ def mfu_markdown(setup, seconds: float | None, achieved: float | None, mfu: floa
     else:
         peak_text = T("mfu_peak_measured", value=human_rate(setup.peak), threads=setup.threads)
     rows.append(T("mfu_result", ms=f"{seconds * 1e3:.1f}", dtype=setup.dtype, rate=human_rate(achieved),
-                  mfu=f"{mfu:.1%}" if mfu is not None else "—", peak=peak_text))
+                  mfu=share(mfu) if mfu is not None else "—", peak=peak_text))
     if mfu is not None and mfu > 1:
         rows.append("\n" + T("mfu_above_peak"))
     return "\n".join(rows)
