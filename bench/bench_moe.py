@@ -47,7 +47,7 @@ def hf_block(layer: MoELayer):
                                    num_local_experts=cfg.num_experts, num_experts_per_tok=cfg.top_k,
                                    hidden_act="silu", router_jitter_noise=0.0)
     config._experts_implementation = "eager"
-    block = mixtral.MixtralSparseMoeBlock(config).eval()
+    block = mixtral.MixtralSparseMoeBlock(config).to(layer.router.weight.device).eval()
     with torch.no_grad():
         block.gate.weight.copy_(layer.router.weight)
         for e, expert in enumerate(layer.experts):
