@@ -73,8 +73,13 @@ class FlashFrame:
 
 
 def explore_flash(T: int = 16, head_dim: int = 8, block: int = 4, causal: bool = True, dtype: str = "float32",
-                  seed: int = 0, device: torch.device | str | None = None) -> FlashExploration:
+                  seed: int = 0, device: torch.device | str | None = "cpu") -> FlashExploration:
     """Seeded ``q, k, v`` of one head, attended tile by tile and naively; checked, timed.
+
+    On the CPU unless ``device`` says otherwise (``None``: the shared device): the trace keeps every
+    tile's state for the page (up to 4,096 tiles of a dozen small ops each), work a GPU does one
+    launch and one copy back at a time. Measured on an H200: the largest input tiled in 1,909 ms,
+    against 144 ms on two CPU cores. What attention costs on the GPU is the cost sweep's to show.
 
     >>> ex = explore_flash(T=5, head_dim=3, block=2, causal=True, dtype="float64")
     >>> ex.grid, ex.n_steps, len(ex.trace.skipped), ex.max_diff < ex.tolerance

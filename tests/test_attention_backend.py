@@ -125,6 +125,11 @@ def test_float32_within_1e6_of_naive():
         assert ex.max_diff <= 1e-6 and ex.max_diff_sdpa <= 1e-6
 
 
+def test_the_tile_by_tile_view_computes_on_the_cpu_whatever_the_shared_device():
+    """Thousands of tiny recorded steps: 13x slower on an H200 than on two CPU cores (1.9 s vs 0.14 s)."""
+    assert explore_flash(T=4, head_dim=2, block=2).timing.device == "cpu"
+
+
 def test_a_trace_copied_to_the_cpu_is_the_same_trace():
     from models.flash_explore import _cpu
     trace = explore_flash(T=6, head_dim=2, block=4, dtype="float64").trace
