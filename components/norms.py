@@ -79,16 +79,16 @@ def norm_gradients(stack: dict, view: dict, batch: dict, request: gr.Request = N
                             more=more)}
 
 
-def norm_depth_sweep(n_layers: int = 12, d_model: int = GRAD_D_MODEL, n_heads: int = 4, norm: str = "layernorm",
-                     variants: list[str] = DEFAULT_VARIANTS, seq_len: int = GRAD_SEQ_LEN, batch: int = GRAD_BATCH,
-                     seed: int = 0, request: gr.Request = None):
-    """The ``/norm_depth_sweep`` endpoint: streams the top layer's gradient as each depth is measured."""
+@grouped(stack=STACK, view=dict(variants=DEFAULT_VARIANTS), batch=RUN)
+def norm_depth_sweep(stack: dict, view: dict, batch: dict, request: gr.Request = None):
+    """The ``/norm_depth_sweep`` endpoint (heavy queue; the gradients' parameters but the axis): streams the
+    top layer's gradient as each depth up to the stack's is measured."""
     from models.norms import depth_sweep, sweep_depths
     from viz.norms import sweep_figure
 
     lang = lang_of(request)
-    args = _stack_args(n_layers, d_model, n_heads, norm, seq_len, batch, seed)
-    chosen = _variants(variants)
+    args = _stack_args(**stack, **batch)
+    chosen = _variants(view["variants"])
     points: dict[str, list] = {v: [] for v in chosen}
     total_ms = 0.0
     depths = sweep_depths(args.pop("n_layers"))
