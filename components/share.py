@@ -251,7 +251,8 @@ def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterab
 
     One event for all of it, because each event costs the page far more than the server: Gradio's
     frontend finds each input and output by walking its whole layout tree (~800 blocks here), ~0.3 s
-    of script per event on a slow machine. A tab switch was four events (a draw and three pauses).
+    of script per event on a slow machine. A tab switch was four events (a draw and three pauses); it is
+    one event that sends the pauses first, then the draw, so that a draw that fails still pauses.
     Each draw's ``fn`` gets its inputs as Gradio would pass them (the request where its signature has
     it) and returns its outputs by component (:func:`components.wiring.event`) or in order.
     """
@@ -263,17 +264,18 @@ def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterab
     at = {comp: i for i, comp in enumerate(inputs)}
     head = [] if opened is None else [opened]
 
-    def run(request: gr.Request, *values) -> dict:
+    def run(request: gr.Request, *values):
         page_tab, values = (values[0], values[1:]) if head else ("", values)
         is_drawn, values = dict(zip(draws, values[:len(flags)])), values[len(flags):]
-        updates = {timer: gr.Timer(active=False) for timer in pause}
         tab_id = selected or page_tab
         loading = head and page_tab in (None, selected)
+        if pause:                       # first, apart: a draw that fails must not leave another tab playing
+            yield {timer: gr.Timer(active=False) for timer in pause}
         if tab_id in draws and not is_drawn[tab_id] and not loading:
             draw = draws[tab_id]
-            updates[drawn[tab_id]] = True
-            updates.update(_call_draw(draw, [values[at[comp]] for comp in draw["inputs"]], request))
-        return updates or gr.skip()
+            yield {drawn[tab_id]: True, **_call_draw(draw, [values[at[comp]] for comp in draw["inputs"]], request)}
+        elif not pause:
+            yield gr.skip()
 
     return dict(fn=run, inputs=[*head, *flags, *inputs], outputs=outputs)
 

@@ -211,3 +211,24 @@ def test_the_web_app_is_built_once_at_launch_and_no_stub_file_is_written(monkeyp
     before = stub.stat().st_mtime_ns if stub.exists() else None
     subprocess.run([sys.executable, "-c", "import components.widgets"], check=True, cwd=Path(app.__file__).parent)
     assert (stub.stat().st_mtime_ns if stub.exists() else None) == before
+
+
+def test_a_tab_switch_pauses_other_tabs_before_its_draw_can_fail():
+    """The select event of a tab sends the other tabs' Play pauses first, apart from its draw: a draw
+    that raises (a bad value in a share link, say) still leaves no other tab playing."""
+    from components.share import show_event
+
+    def failing_draw(heads: int = 2):
+        raise gr.Error("bad heads")
+    with gr.Blocks():
+        heads, plot, timer, drawn = gr.Number(2), gr.Number(), gr.Timer(1.0), gr.State(False)
+    draw = {"fn": failing_draw, "inputs": [heads], "outputs": [plot]}
+    event_ = show_event({"masks": draw}, {"masks": drawn}, [timer], selected="masks")
+    run = event_["fn"](None, False, 2)                     # the request, drawn[masks], heads
+    first = next(run)
+    assert set(first) == {timer} and first[timer].active is False
+    with pytest.raises(gr.Error, match="bad heads"):
+        next(run)
+    second = show_event({"masks": {**draw, "fn": lambda heads=2: heads + 1}}, {"masks": drawn}, [],
+                        selected="masks")["fn"](None, False, 2)
+    assert next(second) == {drawn: True, plot: 3}           # no timer to pause: the draw alone
