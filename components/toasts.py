@@ -12,6 +12,11 @@ a tab) closes the errors shown before that action began, as their close button d
 again shows a new one, one that succeeds leaves no stale error above its figure, and an error raised while
 the value was still being typed or dragged stays up when it is committed. Otherwise Gradio closes it
 after its 10 s.
+
+Two values a slider's number box would never send, the script sends: Gradio drops the value queued
+behind a request that fails (typing 15 where 2 is the minimum sent 1 and never 15), so such a value is
+sent again once the typing settles; and a value the box clamps on blur (99 to 24) is sent, the errors
+about what was typed closed with it.
 """
 from __future__ import annotations
 
@@ -38,22 +43,68 @@ TOAST_JS = """
       if (body.dataset.count !== String(items.length)) {         // a new message: when it was shown
         body.dataset.count = String(items.length);
         body.dataset.shownAt = String(now);
+        resend(body);
       }
       body.querySelectorAll(".toast-separator, .toast-count").forEach((el) => { el.style.display = "none"; });
     }
   };
+  // Gradio runs an input event once at a time and keeps the newest value for after the running one; when
+  // the running one fails it drops that value: typing 12 after 99 sent 1 (an error) and never 12. So when
+  // an error comes while keystrokes were queued behind it, the box's value is sent again once the typing
+  // settles, and that error (about a value the box no longer holds) closes: a good value is drawn, a bad
+  // one answers with its own error.
+  let typed = null;                                  // the number box typed into last: when, keys since
+  let timer = null;
+  const stale = new Set();
+  const resend = (body) => {
+    if (!typed || performance.now() - typed.at > 10000 || !typed.box.isConnected) return;
+    const queued = typed.keys > 1;                   // one key is the request that failed; more waited
+    typed.keys = 0;
+    if (!queued && timer === null) return;
+    stale.add(body);
+    settle();
+  };
+  const settle = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = null;
+      const box = typed?.box;
+      typed = null;
+      stale.forEach(close);
+      stale.clear();
+      box?.dispatchEvent(new Event("input", { bubbles: true }));
+    }, Math.max(0, typed.at + 400 - performance.now()));
+  };
+  // A slider's box clamps a typed 99 to its maximum when it loses focus and sends nothing: send the
+  // clamped value, and close the errors about what was typed (the box no longer holds it).
+  const typing = new WeakMap();                      // number box -> when its typing began
+  document.addEventListener("focusout", (e) => {
+    const box = e.target;
+    if (!(box instanceof HTMLInputElement) || box.type !== "number") return;
+    const before = box.value, since = typing.get(box);
+    typing.delete(box);
+    setTimeout(() => {
+      if (!box.isConnected || box.value === before) return;
+      if (since !== undefined) closeFrom(since);
+      box.dispatchEvent(new Event("input", { bubbles: true }));
+    }, 0);
+  }, true);
   new MutationObserver(tidy).observe(document.body, { childList: true, subtree: true, characterData: true });
   // The learner's next action closes the errors shown before it began: a value committed (its first
   // keystroke or drag step is when it began, so an error it caused on the way stays), a button, a tab.
   const began = new WeakMap();
   document.addEventListener("input", (e) => {
     if (!began.has(e.target)) began.set(e.target, performance.now());
-  }, true);
-  const closeBefore = (start) => {
-    for (const body of document.querySelectorAll(".toast-body.error")) {
-      if (Number(body.dataset.shownAt ?? 0) < start) body.querySelector("[data-testid='toast-close']")?.click();
+    if (e.isTrusted && e.target instanceof HTMLInputElement && e.target.type === "number") {
+      typed = { box: e.target, at: performance.now(), keys: (typed?.box === e.target ? typed.keys : 0) + 1 };
+      if (!typing.has(e.target)) typing.set(e.target, performance.now());
+      if (timer !== null) settle();                  // a resend waits for the last key
     }
-  };
+  }, true);
+  const close = (body) => body.querySelector("[data-testid='toast-close']")?.click();
+  const errorsShown = () => [...document.querySelectorAll(".toast-body.error")];
+  const closeBefore = (start) => errorsShown().filter((b) => Number(b.dataset.shownAt ?? 0) < start).forEach(close);
+  const closeFrom = (start) => errorsShown().filter((b) => Number(b.dataset.shownAt ?? 0) >= start).forEach(close);
   document.addEventListener("change", (e) => {
     const start = began.get(e.target) ?? performance.now();
     began.delete(e.target);
