@@ -1,15 +1,33 @@
-"""What every tab shares: the long-work queue, the device line, the Explain accordion."""
+"""What every tab shares: the long-work queue and its Stop, the device line, the Explain accordion."""
 from __future__ import annotations
 
 import gradio as gr
 
-from components.i18n import t
+from components.i18n import lang_of, t
+from locales import tr
 from components.worker import low_priority  # noqa: F401 (the tabs run long work with it, on HEAVY)
 
 # Long work (training runs, generation, BPE on a large corpus) queues apart from the instant tabs:
 # at most this many run at once across the app, and they never take an instant event's slot.
 # Use as ``button.click(fn, ..., **HEAVY)``; instant events keep the app's default queue.
 HEAVY = dict(concurrency_id="heavy", concurrency_limit=2)
+
+
+def stopped(status: str | None, request: gr.Request = None) -> str:
+    """A long run's status line once Stop has ended it: said so first, what it showed last kept.
+
+    >>> stopped("66 / 300 · cpu · 12 ms")
+    '⏹ Stopped · 66 / 300 · cpu · 12 ms'
+    """
+    said = tr(lang_of(request), "run_stopped")
+    return f"⏹ {said} · {status}" if status else f"⏹ {said}"
+
+
+def stop_button(stop: gr.Button, run, status: gr.components.Component) -> None:
+    """``stop`` cancels ``run`` (its worker ends) and marks ``status`` as stopped: the figures keep the
+    steps run so far, and nothing else would say the run is over."""
+    stop.click(stopped, status, status, cancels=[run], api_visibility="private", show_progress="hidden",
+               queue=False)
 
 
 def device_line(elem_id: str | None = None) -> gr.Textbox:

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, device_line, explain, low_priority
+from components.common import HEAVY, device_line, explain, low_priority, stop_button
 from components.i18n import lang_of, t
 from components.widgets import Dropdown, Number, Radio, Slider
 from components.wiring import event, join_draws
@@ -214,7 +214,7 @@ def build() -> dict:
 
     run = ui.generate.click(api_name="kv_generate", show_progress="hidden", **HEAVY,
                             **event(kv_generate, ui, ("text", "status", "cache", "growth", "device")))
-    ui.stop.click(None, None, None, cancels=[run])
+    stop_button(ui.stop, run, ui.status)
 
     scale_outputs = ("scale", "scale_md", "layouts", "layouts_md")
     gr.on([ui.preset.input, ui.context.submit, ui.context.blur, ui.batch.submit, ui.batch.blur, ui.dtype.input],

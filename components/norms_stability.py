@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, device_line, explain, low_priority
+from components.common import HEAVY, device_line, explain, low_priority, stop_button
 from components.i18n import lang_of, t
 from components.widgets import Number, Slider
 from components.wiring import event
@@ -110,5 +110,5 @@ def build() -> dict:
                    **event(softmax_overflow, ui, outputs))
     run = ui.run.click(api_name="stability_sweep", show_progress="minimal", **HEAVY,
                        **event(stability_sweep, ui, ("final", "curves", "findings", "status")))
-    ui.stop.click(None, None, None, cancels=[run])
+    stop_button(ui.stop, run, ui.status)
     return dict(show_progress="hidden", **event(first_draw, ui, (*outputs, "final", "curves")))

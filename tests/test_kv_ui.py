@@ -75,6 +75,7 @@ def test_switch_variant_generate_and_stop(page, server_url, shot):
     page.locator("#kv_stop").click()
     time.sleep(1.5)
     stopped = page.locator("#kv_status").text_content()
+    assert stopped.strip().startswith("⏹ Stopped · ")                # said, with the step it reached (before: nothing)
     time.sleep(2.5)
     assert page.locator("#kv_status").text_content() == stopped                       # no more updates
     # That Stop lands mid-way is tested through the API (tests/test_kv_api.py): on a runner starved of
