@@ -2,7 +2,8 @@
 
 A teacher presses "Share link" and gets ``…/?tab=masks&masks_causal=false&masks_window=4``: opening
 it selects the tab, sets those controls (each value checked like any other input; a bad one is
-skipped with a warning) and draws the tab with them. "Download data" saves the data of every
+skipped with a warning) and draws the tab with them. In a tab with sub-tabs the link names the one
+shown, ``&view=moe_route``, and opens on it. "Download data" saves the data of every
 figure in the tab as JSON, in the browser (no server round trip); each figure's own toolbar saves
 it as PNG.
 
@@ -69,6 +70,17 @@ def subtab_of(block: gr.blocks.BlockContext, within: tuple | None = None) -> dic
         if isinstance(child, SHAREABLE) and child.elem_id and here is not None:
             found[child.elem_id] = here
         found.update(subtab_of(child, here))
+    return found
+
+
+def views_of(block: gr.blocks.BlockContext) -> dict[str, gr.Tabs]:
+    """Each sub-tab inside ``block`` (a ``gr.Tab`` of a nested ``gr.Tabs``), by its id: the ``Tabs`` that
+    selects it."""
+    found = {}
+    for child in getattr(block, "children", []):
+        if isinstance(child, gr.Tab) and isinstance(block, gr.Tabs) and child.id is not None:
+            found[str(child.id)] = block
+        found.update(views_of(child))
     return found
 
 
@@ -149,7 +161,9 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
              for elem_id, comp in controls.items()]
     owner = {elem_id: tab_id for tab_id, elem_id, _ in order}
     subtabs = {elem_id: where for tab_id in tab_controls for elem_id, where in subtab_of(tab_blocks[tab_id]).items()}
-    inner = list(dict.fromkeys(subtabs[new][0] for _, new in moved.values() if new in subtabs))   # their Tabs
+    views = {tab_id: views_of(tab_blocks[tab_id]) for tab_id in tab_controls}
+    inner = list(dict.fromkeys([*(tabs_ for found in views.values() for tabs_ in found.values()),
+                                *(where[0] for where in subtabs.values())]))          # every nested Tabs
     first_tab = next(iter(tab_blocks))
     opened = gr.State(None)                  # the tab the page opens on; None until the link is applied
 
@@ -165,13 +179,18 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
             if new in carried:
                 params[new] = params.pop(old)
         select_inner = {}
-        if carried and not set(params) - {"tab"} - carried:           # only moved controls: open where they are now
+        if carried and not set(params) - {"tab", "view"} - carried:   # only moved controls: open where they are now
             tab = owner[next(iter(carried))]
             select_inner = {inner.index(subtabs[new][0]): subtabs[new][1] for new in carried if new in subtabs}
         if tab is not None and tab not in tab_controls:
             gr.Warning(tr(lang_of(request), "share_bad_setting", setting="tab", value=repr(tab[:40])))
             tab = None
         open_tab = tab or first_tab
+        view = params.get("view")
+        if view is not None and view in views.get(open_tab, {}):
+            select_inner[inner.index(views[open_tab][view])] = view
+        elif view is not None:
+            gr.Warning(tr(lang_of(request), "share_bad_setting", setting="view", value=repr(view[:40])))
         asked = {open_tab: dict(values={}, select=tab is not None, inner=select_inner, opens=True)}
         for tab_id, elem_id, comp in order:
             raw = params.get(elem_id)
@@ -303,7 +322,12 @@ def share_row(tab_id: str, controls: dict) -> None:
     def make_query(*values):
         return gr.Textbox(value=f"?{encode(tab_id, controls, list(values))}", visible=True)
 
-    # The server encodes the settings; the browser, which knows the page's address, completes the link.
+    # The server encodes the settings; the browser, which knows the page's address and the sub-tab shown,
+    # completes the link.
+    complete = """(q) => {
+      const view = document.querySelector(`#tab_%s [role="tab"][aria-selected="true"]`)?.dataset.tabId;
+      return window.location.origin + window.location.pathname + q + (view ? `&view=${view}` : "");
+    }""" % tab_id
     share.click(make_query, list(controls.values()), link, api_visibility="private", show_progress="hidden").then(
-        None, link, link, js="(q) => window.location.origin + window.location.pathname + q")
+        None, link, link, js=complete)
     download.click(None, None, None, js=f"() => ({DOWNLOAD_JS})({json.dumps(tab_id)})")

@@ -69,3 +69,24 @@ def test_a_bad_link_setting_is_named_in_chinese_on_a_chinese_page(browser, serve
     expect(page.get_by_role("tab", name="频率")).to_have_attribute("aria-selected", "true", timeout=60_000)
     expect(page.locator("#pos_freq_plot .gtitle")).to_contain_text("最慢的一对每 54,410 个词元转一圈", timeout=30_000)
     context.close()
+
+
+def test_a_link_opens_the_sub_tab_it_was_shared_from(page, server_url):
+    """A tab with sub-tabs (FFN & MoE: activations, routing, training) shares the one shown: before, the link
+    set E = 16 but opened on the first sub-tab, so the recipient saw another view than the sender."""
+    page.goto(f"{server_url}?tab=moe")
+    page.get_by_role("tab", name="Routing").click()
+    experts = page.locator("#moe_experts input[type=number]")
+    experts.fill("16")
+    experts.press("Enter")
+    page.locator("#share_moe").click()
+    link = page.locator("#share_url_moe textarea")
+    expect(link).to_have_value(re.compile(r"&view=moe_route$"), timeout=10_000)
+    assert "moe_experts=16" in link.input_value()
+
+    page.goto(link.input_value())
+    expect(page.get_by_role("tab", name="Routing")).to_have_attribute("aria-selected", "true", timeout=30_000)
+    expect(page.locator("#moe_experts input[type=number]")).to_have_value("16")
+    expect(page.locator("#moe_route_plot .js-plotly-plot")).to_be_visible(timeout=30_000)
+    page.goto(f"{server_url}?tab=moe&view=nowhere")
+    expect(page.locator(".toast-body").first).to_contain_text("view", timeout=30_000)
