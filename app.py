@@ -78,8 +78,9 @@ CSS = """
 /* The Tensors layout table: headers and shapes whole, the table scrolls sideways when narrow. */
 #tensors_table { overflow-x: auto; }
 #tensors_table th, #tensors_table td:nth-child(-n+6) { white-space: nowrap; }
-/* Phones: a multi-panel figure keeps a readable width and scrolls sideways inside its own box. */
-@media (max-width: 700px) {
+/* Phones and tablets (a figure's column is then under ~600 px): a multi-panel figure keeps a readable
+   width and scrolls sideways inside its own box; at 800 px its ticks and subplot titles overlapped. */
+@media (max-width: 1000px) {
   div:has(> .js-plotly-plot) { overflow-x: auto; }
   .js-plotly-plot { min-width: 840px; }
 }

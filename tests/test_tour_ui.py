@@ -34,3 +34,16 @@ def test_every_tab_opens_and_draws(browser, server_url, shot, locale, screen):
         expect(page.locator(".toast-body")).to_have_count(0)
         shot(page, f"{tab_id}-{screen}-{lang}")
     context.close()
+
+
+def test_a_multi_panel_figure_keeps_its_width_on_a_tablet(browser, server_url):
+    """At 800 px the figure column is ~390 px: the six gradient panels' ticks and titles ran into each other.
+    Below 1000 px a figure keeps 840 px and scrolls sideways in its own box; the page does not."""
+    context = browser.new_context(locale="zh-CN", viewport={"width": 800, "height": 1000})
+    page = context.new_page()
+    page.goto(f"{server_url}?tab=norms")
+    plot = page.locator("#norm_grads_plot .js-plotly-plot")
+    expect(plot).to_be_visible(timeout=60_000)
+    assert plot.evaluate("g => g.getBoundingClientRect().width") >= 840
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
+    context.close()
