@@ -140,6 +140,29 @@ def decode(comp, raw: str):
     return raw
 
 
+def allowed(comp, lang: str = "en") -> str:
+    """What a link may set ``comp`` to, in words: a range, the choices, a length.
+
+    >>> allowed(gr.Slider(2, 24, step=1)), allowed(gr.Radio(["post", "pre"])), allowed(gr.Checkbox())
+    ('2 to 24', 'post, pre', 'true, false')
+    """
+    if isinstance(comp, gr.Checkbox):
+        return "true, false"
+    if isinstance(comp, (gr.Slider, gr.Number)):
+        low, high = (getattr(comp, side, None) for side in ("minimum", "maximum"))
+        return tr(lang, "share_bad_range", low=f"{low:g}" if low is not None else "−∞",
+                  high=f"{high:g}" if high is not None else "∞")
+    if isinstance(comp, (gr.Radio, gr.Dropdown, gr.CheckboxGroup)):
+        return ", ".join(str(v) for v in _choice_values(comp))
+    return tr(lang, "share_bad_text", n=MAX_TEXT_IN_URL)
+
+
+def _label(comp, lang: str) -> str:
+    """A control's label in ``lang`` (labels are translation keys)."""
+    key = getattr(comp.label, "key", None)
+    return tr(lang, key) if key else str(comp.label or "")
+
+
 def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_controls: dict[str, dict],
          draws: dict[str, dict | None], moved: dict[str, tuple[str, str]] | None = None) -> None:
     """On page load apply the URL's settings and draw the tab that opens; draw every other tab the
@@ -199,7 +222,9 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
             try:
                 value = decode(comp, raw)
             except (ValueError, TypeError):
-                gr.Warning(tr(lang_of(request), "share_bad_setting", setting=elem_id, value=repr(raw[:40])))
+                lang = lang_of(request)
+                gr.Warning(tr(lang, "share_bad_value", setting=elem_id, value=repr(raw[:40]),
+                              label=_label(comp, lang), allowed=allowed(comp, lang)))
                 continue
             asked.setdefault(tab_id, dict(values={}, select=False, inner={}, opens=False))["values"][elem_id] = value
         return {tickets[tab_id]: ticket for tab_id, ticket in asked.items()}

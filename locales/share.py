@@ -6,11 +6,17 @@ STRINGS = {
         "share_url": "Link to this tab with these settings",
         "share_download": "Download figure data (JSON)",
         "share_bad_setting": "link setting {setting}={value} ignored: not an allowed value",
+        "share_bad_value": "link setting {setting}={value} ({label}) ignored: allowed {allowed}",
+        "share_bad_range": "{low} to {high}",
+        "share_bad_text": "text of at most {n:,} characters",
     },
     "zh-CN": {
         "share_button": "分享链接",
         "share_url": "带当前设置打开本页的链接",
         "share_download": "下载图表数据（JSON）",
         "share_bad_setting": "已忽略链接中的设置 {setting}={value}：不是允许的值",
+        "share_bad_value": "已忽略链接中的设置 {setting}={value}（{label}）：允许的值为 {allowed}",
+        "share_bad_range": "{low} 到 {high}",
+        "share_bad_text": "最多 {n:,} 个字符的文本",
     },
 }
