@@ -42,8 +42,7 @@ def test_a_multi_panel_figure_keeps_its_width_on_a_tablet(browser, server_url):
     context = browser.new_context(locale="zh-CN", viewport={"width": 800, "height": 1000})
     page = context.new_page()
     page.goto(f"{server_url}?tab=norms")
-    plot = page.locator("#norm_grads_plot .js-plotly-plot")
-    expect(plot).to_be_visible(timeout=60_000)
-    assert plot.evaluate("g => g.getBoundingClientRect().width") >= 840
+    page.wait_for_function("() => document.querySelector('#norm_grads_plot .js-plotly-plot')"
+                           "?.getBoundingClientRect().width >= 840", timeout=60_000)
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
     context.close()
