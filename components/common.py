@@ -25,9 +25,11 @@ def stopped(status: str | None, request: gr.Request = None) -> str:
 
 def stop_button(stop: gr.Button, run, status: gr.components.Component) -> None:
     """``stop`` cancels ``run`` (its worker ends) and marks ``status`` as stopped: the figures keep the
-    steps run so far, and nothing else would say the run is over."""
-    stop.click(stopped, status, status, cancels=[run], api_visibility="private", show_progress="hidden",
-               queue=False)
+    steps run so far, and nothing else would say the run is over. Two listeners: when the page's cancel
+    request fails (a loaded server answers it late), the event holding it fails too, and its outputs
+    would show "Error" instead of the status."""
+    stop.click(None, None, None, cancels=[run], api_visibility="private")
+    stop.click(stopped, status, status, api_visibility="private", show_progress="hidden")
 
 
 def device_line(elem_id: str | None = None) -> gr.Textbox:
