@@ -17,10 +17,10 @@ def stopped(status: str | None, request: gr.Request = None) -> str:
     """A long run's status line once Stop has ended it: said so first, what it showed last kept.
 
     >>> stopped("66 / 300 · cpu · 12 ms")
-    '⏹ Stopped · 66 / 300 · cpu · 12 ms'
+    '■ Stopped · 66 / 300 · cpu · 12 ms'
     """
     said = tr(lang_of(request), "run_stopped")
-    return f"⏹ {said} · {status}" if status else f"⏹ {said}"
+    return f"■ {said} · {status}" if status else f"■ {said}"
 
 
 def stop_button(stop: gr.Button, run, status: gr.components.Component) -> None:
