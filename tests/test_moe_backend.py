@@ -110,11 +110,11 @@ def test_grouped_matmul_gradients_equal_the_float64_reference(capacity, monkeypa
 
 
 def test_wide_experts_run_one_call_each(monkeypatch):
-    """Experts whose hidden blocks average 512 KiB or more run one matmul each (no grouped call)."""
+    """Experts whose hidden blocks average 1 MiB or more run one matmul each (no grouped call)."""
     calls = []
     real = torch._grouped_mm
     monkeypatch.setattr(torch, "_grouped_mm", lambda *a, **kw: calls.append(1) or real(*a, **kw))
-    layer = seeded_layer(8, 2048, 2, 1)                             # ~40 rows × 4096 × 4 bytes per expert
+    layer = seeded_layer(8, 4096, 2, 1)                             # ~40 rows × 8192 × 4 bytes per expert
     x = inputs(1, 80, 8)
     expected = moe_reference(layer, x)
     assert_close(layer.float()(x.float()).y.double(), expected, atol=1e-5, rtol=1e-4)
