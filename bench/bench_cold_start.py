@@ -3,7 +3,7 @@
     python bench/bench_cold_start.py [--runs 5]
 
 Both are started the same way (``python <file>`` with GRADIO_SERVER_PORT set), alternately, and
-timed until ``GET /`` answers 200. Prints the median of each and their ratio (target <= 1.5).
+timed until ``GET /`` answers 200. Prints the median of each and their ratio (target <= 1.2).
 """
 from __future__ import annotations
 

@@ -10,12 +10,14 @@ language of the page. Their class names are Gradio's, so the browser draws the s
 from __future__ import annotations
 
 import contextlib
+import inspect
 import logging
 import math
 from collections.abc import Iterator
 from typing import Any
 
 import gradio as gr
+from gradio.blocks import Block
 from gradio.routes import App
 
 log = logging.getLogger("llm_anatomy")
@@ -89,18 +91,45 @@ with _no_stub_files():
             return payload
 
 
-def _web_app_built_at_launch():
-    """Gradio builds its web app (FastAPI routes and the config of every block: ~100 ms for this app) at
-    the end of ``with Blocks()``, again in ``queue()``, and again in ``launch()``, each replacing the
-    last; only the one ``launch`` builds serves. Inside this block the early builds are skipped, so
-    ``blocks.app`` is None until ``launch``: this app is served by ``launch`` (``python app.py``, as a
-    Space runs it), not mounted into another FastAPI app with ``gr.mount_gradio_app``."""
-    return _replaced(App, "create_app", staticmethod(lambda *args, **kwargs: None))
+@contextlib.contextmanager
+def _web_app_built_at_launch() -> Iterator[None]:
+    """Gradio builds its web app (FastAPI routes, ~100 ms for this app) at the end of ``with Blocks()``,
+    again in ``queue()``, and again in ``launch()``, and the config of every block (~60 ms) at the end
+    of ``with Blocks()`` and twice in ``launch()``, each replacing the last; only what ``launch``
+    builds serves. Inside this block the early builds are skipped: ``blocks.app`` is None until
+    ``launch`` (this app is served by ``launch``, ``python app.py`` as a Space runs it, not mounted
+    into another FastAPI app with ``gr.mount_gradio_app``), and :attr:`Blocks.config` is built when
+    first read."""
+    with _replaced(App, "create_app", staticmethod(lambda *args, **kwargs: None)), \
+            _replaced(gr.Blocks, "get_config_file", lambda self: None):
+        yield
+
+
+def _init_signatures_kept() -> None:
+    """Gradio works out the signature of a block's ``__init__`` each time it builds the block
+    (``getfullargspec`` in ``component_meta.updateable``, once per class in its ``__init__`` chain) and
+    each time it writes the block's config (``inspect.signature`` in ``Block.get_config``: at the end
+    of ``with Blocks()``, twice in ``launch``): ~5,000 signatures for this app's ~800 blocks, ~0.2 s of
+    a cold start. A function's ``__signature__`` is what ``inspect`` returns for it without working it
+    out again (PEP 362), so it is set, to what ``inspect`` finds, on the ``__init__`` of every block
+    class loaded (and on the function Gradio's wrapper wraps)."""
+    classes, seen = [Block], set()
+    while classes:
+        cls = classes.pop()
+        classes.extend(cls.__subclasses__())
+        init = vars(cls).get("__init__")
+        if init is None or init in seen or hasattr(init, "__signature__"):
+            continue
+        seen.add(init)
+        for fn in (getattr(init, "__wrapped__", None), init):
+            if fn is not None:
+                fn.__signature__ = inspect.signature(fn)
 
 
 class Blocks(gr.Blocks):
     """``gr.Blocks`` that logs an API call its inputs refuse as one line instead of a traceback, and
-    builds its web app once, in ``launch`` (:func:`_web_app_built_at_launch`: ~0.3 s of a cold start).
+    builds its web app once, in ``launch`` (:func:`_web_app_built_at_launch`: ~0.3 s of a cold start),
+    from signatures worked out once (:func:`_init_signatures_kept`: ~0.2 s more).
 
     Gradio checks a request's values before the handler runs (enough of them, each of the right type
     and in range, files inside its upload folder) and prints the full traceback of every refusal
@@ -109,6 +138,22 @@ class Blocks(gr.Blocks):
     The caller still gets Gradio's message. ``preprocess_data`` is where Gradio runs those checks; it
     is not a public API, so ``tests/test_wiring.py`` sends such values and fails if a traceback is back.
     """
+
+    def __init__(self, *args, **kwargs):
+        _init_signatures_kept()
+        self._config = None
+        super().__init__(*args, **kwargs)
+
+    @property
+    def config(self):
+        """What Gradio sends a page: built when first read if ``with Blocks()`` skipped it."""
+        if self._config is None:
+            self._config = self.get_config_file()
+        return self._config
+
+    @config.setter
+    def config(self, value):
+        self._config = value
 
     def __exit__(self, *args):
         with _web_app_built_at_launch():
