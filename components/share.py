@@ -61,26 +61,14 @@ def controls_of(block: gr.blocks.BlockContext) -> dict[str, gr.components.Compon
     return found
 
 
-def subtab_of(block: gr.blocks.BlockContext, within: tuple | None = None) -> dict[str, tuple[gr.Tabs, str]]:
-    """For each shareable control inside a nested ``gr.Tabs`` of ``block``: that ``Tabs`` and the id of
-    the ``Tab`` holding it (to select it when a link points at the control)."""
-    found = {}
+def subtabs_of(block: gr.blocks.BlockContext) -> list[tuple[gr.Tabs, gr.Tab]]:
+    """Every sub-tab inside ``block`` (a ``gr.Tab`` of a nested ``gr.Tabs``) with the ``Tabs`` that
+    selects it, outer ones first."""
+    found = []
     for child in getattr(block, "children", []):
-        here = (block, child.id) if isinstance(child, gr.Tab) and isinstance(block, gr.Tabs) else within
-        if isinstance(child, SHAREABLE) and child.elem_id and here is not None:
-            found[child.elem_id] = here
-        found.update(subtab_of(child, here))
-    return found
-
-
-def views_of(block: gr.blocks.BlockContext) -> dict[str, gr.Tabs]:
-    """Each sub-tab inside ``block`` (a ``gr.Tab`` of a nested ``gr.Tabs``), by its id: the ``Tabs`` that
-    selects it."""
-    found = {}
-    for child in getattr(block, "children", []):
-        if isinstance(child, gr.Tab) and isinstance(block, gr.Tabs) and child.id is not None:
-            found[str(child.id)] = block
-        found.update(views_of(child))
+        if isinstance(child, gr.Tab) and isinstance(block, gr.Tabs):
+            found.append((block, child))
+        found.extend(subtabs_of(child))
     return found
 
 
@@ -183,10 +171,13 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
     order = [(tab_id, elem_id, comp) for tab_id, controls in tab_controls.items()
              for elem_id, comp in controls.items()]
     owner = {elem_id: tab_id for tab_id, elem_id, _ in order}
-    subtabs = {elem_id: where for tab_id in tab_controls for elem_id, where in subtab_of(tab_blocks[tab_id]).items()}
-    views = {tab_id: views_of(tab_blocks[tab_id]) for tab_id in tab_controls}
-    inner = list(dict.fromkeys([*(tabs_ for found in views.values() for tabs_ in found.values()),
-                                *(where[0] for where in subtabs.values())]))          # every nested Tabs
+    nested = {tab_id: subtabs_of(tab_blocks[tab_id]) for tab_id in tab_controls}
+    # A control inside a sub-tab -> (its Tabs, the sub-tab's id), the innermost one; a tab's sub-tabs by id.
+    subtabs = {elem_id: (tabs_, sub.id) for found in nested.values() for tabs_, sub in found
+               for elem_id in controls_of(sub)}
+    views = {tab_id: {str(sub.id): tabs_ for tabs_, sub in found if sub.id is not None}
+             for tab_id, found in nested.items()}
+    inner = list(dict.fromkeys(tabs_ for found in nested.values() for tabs_, _ in found))  # every nested Tabs
     first_tab = next(iter(tab_blocks))
     opened = gr.State(None)                  # the tab the page opens on; None until the link is applied
 
