@@ -27,7 +27,7 @@ def traces(fig, kind=None):
 def routing_marks(fig):
     """The probability heatmap, every kept assignment (merged over choice ranks), the dropped ones."""
     heat = traces(fig, "heatmap")[0]
-    marks = [t for t in traces(fig, "scatter") if t["name"].startswith("choice")]
+    marks = [t for t in traces(fig, "scatter") if t["name"].isdigit()]          # the legend's "choice 1 2 …"
     chosen = {"x": [x for t in marks for x in t["x"]], "y": [y for t in marks for y in t["y"]]}
     dropped = next(t for t in traces(fig, "scatter") if t["name"] == "dropped by capacity")
     return heat, chosen, dropped
@@ -164,7 +164,7 @@ def test_figures_follow_the_browser_language(server_url):
                 headers={"accept-language": "zh-CN,zh;q=0.9"})
     routing, *_ = zh.predict(**ROUTE, api_name="/moe_route")
     assert "路由概率" in plot_json(routing)["layout"]["title"]["text"]
-    assert "第 1 选" in [t["name"] for t in traces(routing, "scatter")]
+    assert plot_json(routing)["layout"]["legend"]["title"]["text"] == "第几选"
     _, text = zh.predict(d_model=4096, multiple_of=256, api_name="/ffn_sizes")
     assert "向上取整" in text
     with pytest.raises(AppError, match="专家数 E = 0：必须是 2 到 64 之间的整数"):

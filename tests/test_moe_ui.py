@@ -10,15 +10,27 @@ ACT = "#moe_act_plot .js-plotly-plot"
 ROUTE = "#moe_route_plot .js-plotly-plot"
 
 
-def n_traces(page, selector, prefix=""):
-    return page.locator(selector).evaluate(
-        f"g => g.data.filter(t => (t.name || '').startsWith({prefix!r})).length")
+CHOICES = "t => /^[0-9]+$/.test(t.name || '')"      # the routing figure's "choice 1 2 …" traces
+
+# Boxes drawn over one another in the routing figure: the legend and the notes above the load bars,
+# the colorbar's labels and the load bars' expert labels.
+OVERLAPS = """g => {
+  const boxes = (sel) => [...g.querySelectorAll(sel)].map((el) => [el.textContent, el.getBoundingClientRect()])
+    .filter(([, r]) => r.width);
+  const meet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+  const pairs = [[".legend .traces", ".annotation"], [".colorbar .cbaxis text", ".yaxislayer-above .y2tick text"]];
+  return pairs.flatMap(([p, q]) => boxes(p).flatMap(([s, a]) => boxes(q).filter(([, b]) => meet(a, b))
+    .map(([t]) => `${s} / ${t}`)));
+}"""
 
 
-def wait_traces(page, selector, count, prefix=""):
+def n_traces(page, selector, where="t => true"):
+    return page.locator(selector).evaluate(f"g => g.data.filter({where}).length")
+
+
+def wait_traces(page, selector, count, where="t => true"):
     page.wait_for_function(
-        f"() => document.querySelector('{selector}').data.filter(t => (t.name || '').startsWith({prefix!r}))"
-        f".length === {count}", timeout=30_000)
+        f"() => document.querySelector('{selector}').data.filter({where}).length === {count}", timeout=30_000)
 
 
 def set_number(page, elem_id, value):
@@ -40,14 +52,18 @@ def test_ffn_routing_and_training(page, server_url, shot):
 
     page.locator("[data-tab-id=moe_route]").click()
     expect(page.locator(ROUTE)).to_be_visible(timeout=30_000)
-    assert n_traces(page, ROUTE, "choice") == 2
+    assert n_traces(page, ROUTE, CHOICES) == 2
     set_number(page, "moe_top_k", 3)
-    wait_traces(page, ROUTE, 3, "choice")
+    wait_traces(page, ROUTE, 3, CHOICES)
     expect(page.locator(f"{ROUTE} .gtitle")).to_have_text(re.compile("top-3"))
     page.locator("#moe_use_capacity label").click()                  # capacity factor 1 with top-3: drops
     expect(page.locator("#moe_route_md")).to_contain_text(re.compile(r"dropped \*?\*?[1-9]"), timeout=30_000)
     expect(page.locator(".toast-body")).to_have_count(0)
     shot(page, "moe-route-en")
+    set_number(page, "moe_experts", 32)                              # the widest legend, the most labels
+    set_number(page, "moe_top_k", 8)
+    wait_traces(page, ROUTE, 8, CHOICES)
+    assert page.locator(ROUTE).evaluate(OVERLAPS) == []
 
     page.locator("[data-tab-id=moe_train]").click()
     set_number(page, "moe_steps", 20)

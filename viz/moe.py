@@ -126,7 +126,7 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
          "zmax": max(max(map(max, probs)), 1e-9), "colorscale": WEIGHT_SCALE, **gaps,
          "colorbar": {"title": {"text": "p"}, "thickness": 10, "x": 0.64}, "customdata": [[r] * N for r in rows[S:]],
          "hovertemplate": "%{customdata} · token %{x}: p = %{z:.3f}<extra></extra>", **axis_ref(0)},
-        *({"type": "scatter", "mode": "markers", "x": xs, "y": ys, "name": tr(lang, "moe_fig_choice", r=r + 1),
+        *({"type": "scatter", "mode": "markers", "x": xs, "y": ys, "name": str(r + 1),
            "marker": {"symbol": "circle-open", "size": marker_size, "color": RANK_COLORS[min(r, len(RANK_COLORS) - 1)],
                       "line": {"width": 2.5 if r == 0 else 2}}, "hoverinfo": "skip", **axis_ref(0)}
           for r, (xs, ys) in enumerate(chosen)),
@@ -148,11 +148,12 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
     ]
     shapes = [{"type": "line", "xref": "x2", "yref": "y2 domain", "x0": balanced, "x1": balanced, "y0": 0, "y1": 1,
                "line": {"color": "#111827", "dash": "dash", "width": 1.5}}]
-    # Each label on the outer side of its line, so that the two never overlap (capacity may be either side).
+    # Each label on the outer side of its line, so that the two never overlap (capacity may be either side),
+    # a row above the legend's (at k = 8 the legend reaches past the heatmap).
     capacity_first = capacity is not None and capacity < balanced
 
     def label(x: float, text: str, outward_left: bool, **font) -> dict:
-        return {"xref": "x2", "yref": "y2 domain", "x": x, "y": 1.0, "yanchor": "bottom", "showarrow": False,
+        return {"xref": "x2", "yref": "y2 domain", "x": x, "y": 1.0, "yanchor": "bottom", "yshift": 28, "showarrow": False,
                 "xanchor": "right" if outward_left else "left", "text": f"{text} " if outward_left else f" {text}",
                 "font": {"size": 11, **font}}
     notes = [label(balanced, tr(lang, "moe_fig_balanced", v=round(balanced, 2)), not capacity_first)]
@@ -168,10 +169,11 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
                            showticklabels=N <= 80, range=[-0.5, N - 0.5], showgrid=False, zeroline=False)
     layout["yaxis"].update(row_axis, title={"text": tr(lang, "moe_fig_expert")})
     layout["xaxis2"].update(domain=[0.72, 1.0], title={"text": tr(lang, "moe_fig_load")})
-    layout["yaxis2"].update(row_axis)
+    layout["yaxis2"].update(row_axis, side="right", automargin=True)      # clear of the colorbar's ticks
     layout.update(barmode="stack", shapes=shapes, annotations=notes)
+    # "choice 1 2 … k": short entries, so that the legend stays over the heatmap at k = 8.
     layout["legend"] = {"orientation": "h", "x": 0, "y": 1.0, "xanchor": "left", "yanchor": "bottom",
-                        "traceorder": "normal", "font": {"size": 11}}
+                        "traceorder": "normal", "font": {"size": 11}, "title": {"text": tr(lang, "moe_fig_choices")}}
     height = max(380, min(900, 170 + 18 * len(rows)))
     return figure(data, layout | base_layout(height=height, title=tr(lang, "moe_fig_route_title", k=k)))
 
