@@ -135,3 +135,20 @@ def test_bad_heads_and_seed():
         explore_masks("a", MaskSpec(), n_heads=0)
     with pytest.raises(ValueError, match="seed"):
         explore_masks("a", MaskSpec(), seed=-1)
+
+
+def test_a_long_sequence_labels_every_nth_token_on_each_axis():
+    """64 tokens in three panels ran their tick labels into each other: at most 12 per axis (a third of
+    the row's 36), evenly spaced from the first token, each naming the token at its position."""
+    from viz.masks import mask_panels, short
+
+    labels = [f"token{i}" for i in range(64)]
+    mask = causal_mask(64).tolist()
+    weights = [[1 / (q + 1) if k <= q else 0.0 for k in range(64)] for q in range(64)]
+    layout = mask_panels(labels, mask, weights)["layout"]
+    axes = [name for name in layout if name.startswith(("xaxis", "yaxis"))]
+    assert len(axes) == 6
+    for name in axes:
+        vals, text = layout[name]["tickvals"], layout[name]["ticktext"]
+        assert 0 < len(vals) <= 12 and vals == list(range(0, 64, vals[1]))
+        assert text == [short(labels[i]) for i in vals]

@@ -22,10 +22,26 @@ def short(label: str, width: int = 10) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
 
+ROW_TICK_LABELS = 36      # token labels across a row of panels: 3 × 64 side by side ran into each other
+
+
+def token_ticks(labels: list[str], most: int) -> dict:
+    """Tick labels for a token axis: every token, or every n-th when there are more than ``most``
+    (a cell's hover still names its token).
+
+    >>> token_ticks([f"w{i}" for i in range(30)], most=12)["tickvals"]
+    [0, 3, 6, 9, 12, 15, 18, 21, 24, 27]
+    """
+    step = max(1, -(-len(labels) // most))
+    shown = list(range(0, len(labels), step))
+    return {"tickmode": "array", "tickvals": shown, "ticktext": [short(labels[i]) for i in shown]}
+
+
 def _token_axes(layout: dict, labels: list[str], lang: str, panels: int, *, key_title: bool = True) -> dict:
-    """Token labels on both axes of every panel, queries top to bottom, square cells."""
-    ticks = {"tickmode": "array", "tickvals": list(range(len(labels))),
-             "ticktext": [short(x) for x in labels], "tickangle": -45, "showgrid": False, "zeroline": False}
+    """Token labels on both axes of every panel (:data:`ROW_TICK_LABELS` shared by the row), queries top
+    to bottom, square cells."""
+    ticks = {**token_ticks(labels, ROW_TICK_LABELS // panels), "tickangle": -45, "showgrid": False,
+             "zeroline": False}
     for i in range(panels):
         suffix = "" if i == 0 else str(i + 1)
         layout[f"xaxis{suffix}"].update(ticks, constrain="domain",
