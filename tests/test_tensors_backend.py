@@ -340,3 +340,19 @@ def test_mfu_summary_without_a_peak_says_so():
     text = mfu_markdown(setup, 0.01, 2e4, None, 1, 4)
     assert "no peak" in text and "MFU —" in text and "✓ equal" in text
     assert "没有峰值" in mfu_markdown(setup, 0.01, 2e4, None, 1, 4, "zh-CN")
+
+
+def test_each_memory_strip_is_labelled_once():
+    """The memory figure draws shared and copied steps as two heatmaps over the same rows: a row's cell
+    labels belong to its own kind's heatmap only (the bias preset drew every label twice)."""
+    from models.tensor_presets import PRESETS
+    from models.tensors import replay
+    from viz.tensors import memory_figure
+
+    trace = replay(*PRESETS["bias"])
+    maps = [t for t in memory_figure(trace.steps)["data"] if t["type"] == "heatmap" and "text" in t]
+    assert len(maps) == 2                                          # the expand shares, contiguous() copies
+    for r in range(len(trace.steps)):
+        labelled = [m for m in maps if any(m["text"][r])]
+        assert len(labelled) <= 1
+        assert all(any(v is not None for v in m["z"][r]) for m in labelled)

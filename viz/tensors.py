@@ -37,18 +37,20 @@ def memory_figure(steps: list, lang: str = "en") -> dict:
     reads it (unread cells grey); a red × where a write through that step's view lands in the original."""
     width = max([len(s.storage) for s in steps if s.ok] + [1])
     rows = [_label(s, lang) for s in steps]
-    z = {"shared": [], "copy": []}
-    text, hover = [], []
+    z = {"shared": [], "copy": []}                   # a row in its kind's heatmap, gaps in the other's
+    text = {"shared": [], "copy": []}                # the same for the cell labels (both are drawn)
+    hover = []
     written_x, written_y = [], []
     annotations = []
     for r, step in enumerate(steps):
         orders = _orders(step) if step.ok else {}
         line = [orders[p][0] if p in orders else None for p in range(width)]
-        kind = "shared" if step.shares else "copy"
+        kind, other = ("shared", "copy") if step.shares else ("copy", "shared")
         z[kind].append(line)
-        z["copy" if kind == "shared" else "shared"].append([None] * width)
-        text.append(["," .join(map(str, orders[p][:3])) + ("…" if len(orders[p]) > 3 else "") if p in orders else ""
-                     for p in range(width)] if width <= TEXT_CELLS else [""] * width)
+        z[other].append([None] * width)
+        text[kind].append(["," .join(map(str, orders[p][:3])) + ("…" if len(orders[p]) > 3 else "")
+                           if p in orders else "" for p in range(width)] if width <= TEXT_CELLS else [""] * width)
+        text[other].append([""] * width)
         hover.append([[f"{step.storage[p]:g}" if p < len(step.storage) else "—",
                        ", ".join(map(str, orders[p][:8])) + ("…" if len(orders[p]) > 8 else "") if p in orders else "—"]
                       for p in range(width)])
@@ -65,7 +67,7 @@ def memory_figure(steps: list, lang: str = "en") -> dict:
     for kind, scale, x_bar in (("shared", SHARED_SCALE, 1.01), ("copy", COPY_SCALE, 1.09)):
         if not any(v is not None for line in z[kind] for v in line):
             continue
-        data.append({"type": "heatmap", "x": list(range(width)), "y": rows, "z": z[kind], "text": text,
+        data.append({"type": "heatmap", "x": list(range(width)), "y": rows, "z": z[kind], "text": text[kind],
                      "texttemplate": "%{text}", "textfont": {"size": 10 if width <= 32 else 8}, "customdata": hover,
                      "hovertemplate": tr(lang, "tensors_fig_cell_hover", position="%{x}", value="%{customdata[0]}",
                                          reads="%{customdata[1]}") + "<extra></extra>", "colorscale": scale,
