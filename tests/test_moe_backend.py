@@ -577,3 +577,32 @@ def test_load_labels_sit_outside_their_lines(capacity_factor):
     notes = {round(a["x"], 2): a["xanchor"] for a in fig.to_dict()["layout"]["annotations"] if a.get("xref") == "x2"}
     (left, left_anchor), (right, right_anchor) = sorted(notes.items())
     assert left < right and (left_anchor, right_anchor) == ("right", "left")
+
+
+@pytest.mark.parametrize("E", [8, 32, 64])
+def test_the_flow_figure_gives_each_expert_label_room(E):
+    """One Sankey node per expert: at a fixed 400 px, 32 or 64 labels ran into each other and off the
+    figure. Each label shown now has at least 18 px of the plot's height; the hover names every expert."""
+    from viz.moe import flow_figure
+
+    k = 8
+    flows = [[3] * E + [1] for _ in range(k)]
+    layout = (fig := flow_figure(flows, [k] * 16, [1.0] * 16, dropped=k, assignments=k * 16)).layout
+    plot_px = layout.height - layout.margin.t - layout.margin.b
+    node = fig.data[0].node
+    experts = list(node.label[k:k + E])
+    shown = [i for i, label in enumerate(experts) if label]
+    assert experts[0] == "E1" and all(experts[i] == f"E{i + 1}" for i in shown)
+    assert plot_px / (E + 1) * min(b - a for a, b in zip(shown, shown[1:])) >= 18
+    assert list(node.customdata[k:k + E]) == [f"E{e + 1}" for e in range(E)]
+
+
+def test_the_loss_figure_keeps_its_notes_inside_the_first_panel():
+    """"collapsed = E (32)" was written rightwards from x = E, into the next panel's ticks."""
+    from viz.moe import loss_figure
+
+    counts = {"total": 100, "active": 30, "dense": 30, "flops_moe": 60, "flops_dense": 60}
+    layout = loss_figure(aux=2.0, z=1.0, num_experts=32, top_k=8, counts=counts).layout
+    notes = {a.text.strip(): a for a in layout.annotations if a.xref == "x"}
+    assert notes["balanced = k (8)"].xanchor == "left" and notes["collapsed = E (32)"].xanchor == "right"
+    assert layout.xaxis.range[1] > 32

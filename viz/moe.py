@@ -68,8 +68,9 @@ def gated_figure(name: str, grid: list[float], z: list[list[float]], lang: str =
         {"type": "scatter", "mode": "lines", "x": [lo, hi], "y": [1, 1], "name": tr(lang, "moe_fig_b_one"),
          "line": {"color": GREEN, "dash": "dash", "width": 2}},
     ]
-    layout = {"xaxis": {"title": {"text": tr(lang, "moe_fig_gate_a")}, "range": [lo, hi]},
-              "yaxis": {"title": {"text": tr(lang, "moe_fig_value_b")}, "range": [lo, hi]}}
+    # Both axes start at lo: their first tick labels ("−4", "−4") met at the corner without a standoff.
+    layout = {"xaxis": {"title": {"text": tr(lang, "moe_fig_gate_a")}, "range": [lo, hi], "ticklabelstandoff": 4},
+              "yaxis": {"title": {"text": tr(lang, "moe_fig_value_b")}, "range": [lo, hi], "ticklabelstandoff": 4}}
     title = tr(lang, "moe_fig_gated_title", name={"swiglu": "SwiGLU", "geglu": "GEGLU"}[name], act=act)
     return figure(data, _with_legend_below(layout, height=420, title=title))
 
@@ -189,8 +190,15 @@ def flow_figure(flows: list[list[int]], kept_slots: list[int], routed_norm: list
              + [tr(lang, "moe_fig_residual")])
     links = [((slot, k + e), n) for slot, row in enumerate(flows) for e, n in enumerate(row) if n]
     colors = ([INDIGO] * k + [GRAY] * num_experts + [NAN_COLOR])
+    # A label needs ~20 px of height (nodes of small load crowd together): the figure grows with E (1,000 px
+    # at most, 150 of them margins), and past that every other expert is labelled (the hover names each).
+    height = max(400, min(1000, 150 + 20 * (num_experts + 1)))
+    every = 1 if (height - 150) / (num_experts + 1) >= 18 else 2
+    pad = min(14.0, 0.6 * (height - 150) / (num_experts + 1))  # between nodes: a label's room at any load
+    labels = [name if not k <= i < k + num_experts or (i - k) % every == 0 else "" for i, name in enumerate(nodes)]
     sankey = {"type": "sankey", "domain": {"x": [0, 0.46], "y": [0, 1]}, "arrangement": "snap",
-              "node": {"label": nodes, "color": colors, "pad": 6, "thickness": 14,
+              "node": {"label": labels, "customdata": nodes, "hovertemplate": "%{customdata}: %{value}<extra></extra>",
+                       "color": colors, "pad": pad, "thickness": 14,
                        "x": [0.001] * k + [0.999] * (num_experts + 1),
                        "y": [(r + 0.5) / k for r in range(k)] + [(e + 0.5) / (num_experts + 1)
                                                                  for e in range(num_experts + 1)]},
@@ -212,7 +220,7 @@ def flow_figure(flows: list[list[int]], kept_slots: list[int], routed_norm: list
     layout = {"xaxis": {"domain": [0.56, 1.0], "anchor": "y", "title": {"text": tr(lang, "moe_fig_token")}},
               "yaxis": {"anchor": "x", "title": {"text": tr(lang, "moe_fig_routed_norm")}, "rangemode": "tozero"}}
     title = tr(lang, "moe_fig_flow_title", dropped=dropped, total=assignments)
-    return figure([sankey, bars, *legend], _with_legend_below(layout, height=400, title=title))
+    return figure([sankey, bars, *legend], _with_legend_below(layout, height=height, title=title))
 
 
 def loss_figure(aux: float, z: float, num_experts: int, top_k: int, counts: dict[str, int],
@@ -243,9 +251,12 @@ def loss_figure(aux: float, z: float, num_experts: int, top_k: int, counts: dict
     for value, key, color in ((top_k, "aux_balanced", GREEN), (num_experts, "aux_collapsed", NAN_COLOR)):
         shapes.append({"type": "line", "xref": "x", "yref": "y domain", "x0": value, "x1": value, "y0": 0, "y1": 1,
                        "line": {"color": color, "dash": "dash", "width": 2}})
+        # Balanced (k) is near the panel's left edge, collapsed (E) near its right: each label on the inner side.
+        inner = "left" if key == "aux_balanced" else "right"
+        text = f"{tr(lang, 'moe_fig_' + key)} ({value})"
         notes.append({"xref": "x", "yref": "y domain", "x": value, "y": 0.02 if key == "aux_balanced" else 0.9,
-                      "yanchor": "bottom" if key == "aux_balanced" else "top", "xanchor": "left", "showarrow": False,
-                      "text": f" {tr(lang, 'moe_fig_' + key)} ({value})", "font": {"size": 11, "color": color}})
+                      "yanchor": "bottom" if key == "aux_balanced" else "top", "xanchor": inner, "showarrow": False,
+                      "text": f" {text}" if inner == "left" else f"{text} ", "font": {"size": 11, "color": color}})
     layout["shapes"] = shapes
     layout["annotations"] += notes
     title = tr(lang, "moe_fig_loss_title", aux=aux, z=z, k=top_k, E=num_experts)
