@@ -191,28 +191,27 @@ def test_generator_is_reproducible_and_validated():
         dev.generator(-1, torch.device("cpu"))
 
 
-_FAULTS_PER_ROUND = """
-import resource, sys, torch
-if sys.argv[1] == "backend":
-    import models.device
-def faults():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-for _ in range(3):                       # what a forward pass does: tensors of megabytes, made and freed
-    start = faults()
-    for n in (1 << 20, 3 << 20, 5 << 20, 1 << 20, 4 << 20):            # 4 to 20 MB of float32
-        a = torch.empty(n).fill_(1); b = torch.empty(n // 2).fill_(2); del a; c = torch.empty(n).fill_(3); del b, c
-print(faults() - start)                  # the third round's page faults, counted by the kernel
+_PAGE_FAULTS = """
+import resource, torch
+def third_round():                       # what a forward pass does: tensors of megabytes, made and freed
+    for _ in range(3):
+        start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        for n in (1 << 20, 3 << 20, 5 << 20, 1 << 20, 4 << 20):        # 4 to 20 MB of float32
+            a = torch.empty(n).fill_(1); b = torch.empty(n // 2).fill_(2); del a; c = torch.empty(n).fill_(3); del b, c
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - start   # page faults, counted by the kernel
+before = third_round()                   # glibc's defaults
+import models.device                     # keeps freed memory from here on
+print(before, third_round())
 """
 
 
 @pytest.mark.skipif(sys.platform != "linux" or dev.platform.libc_ver()[0] != "glibc", reason="glibc's mallopt")
 def test_the_backend_keeps_freed_tensor_memory_for_the_next_tensor():
-    def faults(mode):
-        run = subprocess.run([sys.executable, "-c", _FAULTS_PER_ROUND, mode], cwd=ROOT, capture_output=True,
-                             text=True, timeout=60, check=True)
-        return int(run.stdout.split()[-1])
-    assert faults("torch") > 1000          # glibc's defaults: fresh pages for every block, every round
-    assert faults("backend") < 50          # after import models.device: the heap's pages, reused
+    run = subprocess.run([sys.executable, "-c", _PAGE_FAULTS], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60, check=True)
+    before, after = map(int, run.stdout.split())
+    assert before > 1000               # fresh pages for every block, every round
+    assert after < 50                  # the heap's pages, reused
 
 
 def test_on_gpu_without_spaces_is_identity(monkeypatch):
