@@ -346,4 +346,4 @@ def build() -> dict:
     ui.pause.click(lambda: gr.Timer(active=False), None, ui.timer, api_visibility="private", show_progress="hidden")
     ui.timer.tick(api_visibility="private", show_progress="hidden",
                   **event(play_frame, ui, ("q_pos", "k_pos", *HANDLERS["rotate"][2], "timer")))
-    return {**event(draw, ui, DRAW_OUTPUTS), "show_progress": "hidden", "timers": [ui.timer]}
+    return {**event(draw, ui, DRAW_OUTPUTS), "show_progress": "hidden", "timers": [ui.timer], "view": ui.view}

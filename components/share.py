@@ -164,7 +164,9 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
     ``build()`` returns it; its optional ``timers`` are the tab's Play timers, paused when the learner
     selects another tab, ``at_root`` blocks made with ``render=False`` to place outside every tab, and
     ``fills`` the events by which one control sets others (a preset and its fields): a link that sets
-    the preset and none of its fields gets the preset's fields, as choosing it in the page would.
+    the preset and none of its fields gets the preset's fields, as choosing it in the page would;
+    ``view`` a shareable control that names the sub-tab the draw shows (the Positions tab's): a
+    link's ``&view=`` sets it too, or the draw would select the sub-tab it names instead.
     Each of these is one event (see :func:`show_event`).
     """
     moved = moved or {}
@@ -203,6 +205,9 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
         view = params.get("view")
         if view is not None and view in views.get(open_tab, {}):
             select_inner[inner.index(views[open_tab][view])] = view
+            mirror = (draws.get(open_tab) or {}).get("view")        # a control naming the sub-tab it draws
+            if mirror is not None and mirror.elem_id not in params:
+                params[mirror.elem_id] = view
         elif view is not None:
             gr.Warning(tr(lang_of(request), "share_bad_setting", setting="view", value=repr(view[:40])))
         asked = {open_tab: dict(values={}, select=tab is not None, inner=select_inner, opens=True)}

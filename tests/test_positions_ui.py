@@ -98,3 +98,13 @@ def test_share_link_opens_the_view_with_its_settings(page, server_url):
     page.locator("#share_positions").click()
     expect(page.locator("#share_url_positions textarea")).to_have_value(re.compile(r"pos_view=extrapolation"),
                                                                         timeout=15_000)
+
+
+def test_a_link_naming_only_the_sub_tab_opens_it(page, server_url):
+    """``&view=relative`` (the sub-tab a browser's share link names) opened the Rotate view: the draw
+    selects the sub-tab its hidden view control names, which the link left at rotate."""
+    page.goto(f"{server_url}?tab=positions&view=relative")
+    expect(page.get_by_role("tab", name="Relative position")).to_have_attribute("aria-selected", "true",
+                                                                               timeout=60_000)
+    expect(page.locator("#pos_relative_plot .js-plotly-plot")).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("tab", name="Rotate")).to_have_attribute("aria-selected", "false")
