@@ -104,6 +104,10 @@ def test_frequencies_wavelengths_and_title(client):
     assert title.startswith(f"{slow} of 64 pairs never complete a turn")
     assert f"the slowest turns once every {2 * math.pi * 10000 ** (126 / 128):,.0f} tokens" in title   # 54,410
     assert traces(fig, name="base 500,000")                                   # the reference base is drawn
+    # At the largest L and d the one-line title ran 133 px past a 1280 px window's figure: two lines now.
+    fig, _ = call(client, "/rope_frequencies", head_dim=1024, base=1e9, train_len=10_000_000)
+    lines = plot_json(fig)["layout"]["title"]["text"].split("<br>")
+    assert len(lines) == 2 and all(len(line) <= 80 for line in lines)
 
 
 def test_extrapolation_frequencies_and_summary(client):

@@ -246,7 +246,9 @@ def frequencies_figure(wavelengths: list[float], references: dict[float, list[fl
     layout["annotations"].append(note)
     layout["legend"] = {"orientation": "h", "y": -0.22}
     title = tr(lang, "pos_fig_freq_title", slow=slow, pairs=len(wavelengths), L=f"{train_len:,}", longest=num(longest))
-    return plain_figure(data, layout | base_layout(height=440, title=title))
+    full = layout | base_layout(height=460, title=title)
+    full["margin"] = {**full["margin"], "t": 115}                     # a title of two lines over the panels'
+    return plain_figure(data, full)
 
 
 # --------------------------------------------------------------------------- extrapolation
