@@ -162,8 +162,10 @@ def growth_figure(capacity: int, formula: str, bytes_per_token: float, others: d
     if not ms_cached:
         layout["annotations"].append({"x": 0.78, "y": 0.5, "xref": "paper", "yref": "paper", "showarrow": False,
                                       "text": tr(lang, "kv_fig_press"), "font": {"color": OTHERS, "size": 13}})
-    layout["xaxis"].update(title={"text": tr(lang, "kv_fig_tokens_cached")}, range=[0, capacity * 1.12])
-    layout["yaxis"].update(title={"text": tr(lang, "kv_fig_bytes")}, rangemode="tozero")
+    # Both axes start at 0: their "0" labels met at the origin without a standoff.
+    layout["xaxis"].update(title={"text": tr(lang, "kv_fig_tokens_cached")}, range=[0, capacity * 1.12],
+                           ticklabelstandoff=4)
+    layout["yaxis"].update(title={"text": tr(lang, "kv_fig_bytes")}, rangemode="tozero", ticklabelstandoff=4)
     layout["xaxis2"].update(title={"text": tr(lang, "kv_fig_context")})
     layout["yaxis2"].update(title={"text": tr(lang, "kv_fig_ms")}, rangemode="tozero")
     layout["legend"] = {"orientation": "h", "y": -0.22, "x": 0}

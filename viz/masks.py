@@ -66,7 +66,7 @@ def _weights_heatmap(weights: list[list[float]], panel: int, lang: str, *, text:
     return {"type": "heatmap", "z": finite_grid(weights), "zmin": 0, "zmax": 1, "colorscale": WEIGHT_SCALE,
             "xgap": 1, "ygap": 1, "text": [[f"{w:.2f}" if w == w else "NaN" for w in row] for row in weights],
             "texttemplate": "%{text}" if text else "", "hovertemplate": HOVER,
-            "colorbar": {"title": {"text": tr(lang, "masks_fig_weight")}, "len": 0.8, "thickness": 12},
+            "colorbar": {"title": {"text": tr(lang, "masks_fig_weight"), "side": "right"}, "len": 0.8, "thickness": 12},
             **axis_ref(panel)}
 
 
