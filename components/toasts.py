@@ -13,6 +13,9 @@ again shows a new one, one that succeeds leaves no stale error above its figure,
 the value was still being typed or dragged stays up when it is committed. Otherwise Gradio closes it
 after its 10 s.
 
+A warning that repeats an error shown beside it is hidden (a link's value that the tab's draw and its
+sub-tab's own event both refuse).
+
 Two values a slider's number box would never send, the script sends: Gradio drops the value queued
 behind a request that fails (typing 15 where 2 is the minimum sent 1 and never 15), so such a value is
 sent again once the typing settles; and a value the box clamps on blur (99 to 24) is sent, the errors
@@ -33,6 +36,15 @@ TOAST_JS = """
   const title = lang.startsWith("zh") ? titles["zh-CN"] : titles["en"];
   const tidy = () => {
     const now = performance.now();
+    // A warning that says what an error on screen says (a link's value refused both by the tab's draw
+    // and by its sub-tab's own event) is not shown twice.
+    const said = new Set([...document.querySelectorAll(".toast-body.error .toast-message-item")]
+      .map((item) => item.textContent.trim()));
+    for (const body of document.querySelectorAll(".toast-body.warning")) {
+      const items = [...body.querySelectorAll(".toast-message-item")];
+      items.forEach((item) => { if (said.has(item.textContent.trim())) item.style.display = "none"; });
+      if (items.length && items.every((item) => item.style.display === "none")) body.style.display = "none";
+    }
     for (const body of document.querySelectorAll(".toast-body.warning, .toast-body.error")) {
       const label = body.querySelector(".toast-title");
       const text = (body.classList.contains("error") ? title.error : title.warning) + " ";

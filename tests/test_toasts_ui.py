@@ -75,3 +75,12 @@ def test_a_value_typed_behind_an_error_or_clamped_on_blur_is_drawn(page, server_
         expect(title).to_contain_text(drawn, timeout=30_000)
         expect(box).to_have_value(shown)
         expect(page.locator(".toast-body.error")).to_have_count(0, timeout=5_000)
+
+
+def test_a_link_value_refused_twice_is_said_once(page, server_url):
+    """A link whose values a sub-tab cannot draw is refused by the tab's draw (a warning: the page still
+    opens) and by the sub-tab's own event (an error): the same sentence twice, under two titles."""
+    page.goto(f"{server_url}?tab=positions&view=extrapolation&pos_factor=1024&pos_ext_train=10000000")
+    expect(page.locator(".toast-body.error").first).to_contain_text("too long", timeout=60_000)
+    expect(page.locator(".toast-body.warning")).to_have_count(1, timeout=30_000)       # both have come
+    expect(page.locator(".toast-body:visible")).to_have_count(1)
