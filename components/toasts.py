@@ -38,12 +38,13 @@ TOAST_JS = """
     const now = performance.now();
     // A warning that says what an error on screen says (a link's value refused both by the tab's draw
     // and by its sub-tab's own event) is not shown twice.
+    // Gradio keeps one body per kind while any of its messages lives: a later warning lands in it.
     const said = new Set([...document.querySelectorAll(".toast-body.error .toast-message-item")]
-      .map((item) => item.textContent.trim()));
+      .filter((item) => item.style.display !== "none").map((item) => item.textContent.trim()));
     for (const body of document.querySelectorAll(".toast-body.warning")) {
       const items = [...body.querySelectorAll(".toast-message-item")];
-      items.forEach((item) => { if (said.has(item.textContent.trim())) item.style.display = "none"; });
-      if (items.length && items.every((item) => item.style.display === "none")) body.style.display = "none";
+      items.forEach((item) => { item.style.display = said.has(item.textContent.trim()) ? "none" : ""; });
+      body.style.display = items.length && items.every((item) => item.style.display === "none") ? "none" : "";
     }
     for (const body of document.querySelectorAll(".toast-body.warning, .toast-body.error")) {
       const label = body.querySelector(".toast-title");
