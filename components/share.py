@@ -63,7 +63,13 @@ def controls_of(block: gr.blocks.BlockContext) -> dict[str, gr.components.Compon
 
 def subtabs_of(block: gr.blocks.BlockContext) -> list[tuple[gr.Tabs, gr.Tab]]:
     """Every sub-tab inside ``block`` (a ``gr.Tab`` of a nested ``gr.Tabs``) with the ``Tabs`` that
-    selects it, outer ones first."""
+    selects it, outer ones first.
+
+    >>> with gr.Blocks(), gr.Tab("outer") as outer, gr.Tabs() as inner:
+    ...     views = gr.Tab("a", id="a"), gr.Tab("b", id="b")
+    >>> [(tabs is inner, tab.id) for tabs, tab in subtabs_of(outer)]
+    [(True, 'a'), (True, 'b')]
+    """
     found = []
     for child in getattr(block, "children", []):
         if isinstance(child, gr.Tab) and isinstance(block, gr.Tabs):
@@ -206,7 +212,7 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
         if view is not None and view in views.get(open_tab, {}):
             select_inner[inner.index(views[open_tab][view])] = view
             mirror = (draws.get(open_tab) or {}).get("view")        # a control naming the sub-tab it draws
-            if mirror is not None and mirror.elem_id not in params:
+            if mirror is not None:                                   # (a hand-made link may disagree: view wins)
                 params[mirror.elem_id] = view
         elif view is not None:
             gr.Warning(tr(lang_of(request), "share_bad_setting", setting="view", value=repr(view[:40])))
