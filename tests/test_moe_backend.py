@@ -597,12 +597,16 @@ def test_the_flow_figure_gives_each_expert_label_room(E):
     assert list(node.customdata[k:k + E]) == [f"E{e + 1}" for e in range(E)]
 
 
-def test_the_loss_figure_keeps_its_notes_inside_the_first_panel():
-    """"collapsed = E (32)" was written rightwards from x = E, into the next panel's ticks."""
+@pytest.mark.parametrize("E, k", [(32, 8), (8, 8), (2, 1)])
+def test_the_loss_figure_keeps_its_notes_inside_the_first_panel(E, k):
+    """"collapsed = E (32)" was written rightwards from x = E, into the next panel's ticks: each note now
+    runs from its line towards the panel's middle (half a panel of room), k = E included."""
     from viz.moe import loss_figure
 
     counts = {"total": 100, "active": 30, "dense": 30, "flops_moe": 60, "flops_dense": 60}
-    layout = loss_figure(aux=2.0, z=1.0, num_experts=32, top_k=8, counts=counts).layout
-    notes = {a.text.strip(): a for a in layout.annotations if a.xref == "x"}
-    assert notes["balanced = k (8)"].xanchor == "left" and notes["collapsed = E (32)"].xanchor == "right"
-    assert layout.xaxis.range[1] > 32
+    layout = loss_figure(aux=2.0, z=1.0, num_experts=E, top_k=k, counts=counts).layout
+    top = layout.xaxis.range[1]
+    notes = [a for a in layout.annotations if a.xref == "x"]
+    assert len(notes) == 2 and top > E
+    for note in notes:
+        assert (note.x < top / 2) == (note.xanchor == "left")

@@ -251,8 +251,8 @@ def loss_figure(aux: float, z: float, num_experts: int, top_k: int, counts: dict
     for value, key, color in ((top_k, "aux_balanced", GREEN), (num_experts, "aux_collapsed", NAN_COLOR)):
         shapes.append({"type": "line", "xref": "x", "yref": "y domain", "x0": value, "x1": value, "y0": 0, "y1": 1,
                        "line": {"color": color, "dash": "dash", "width": 2}})
-        # Balanced (k) is near the panel's left edge, collapsed (E) near its right: each label on the inner side.
-        inner = "left" if key == "aux_balanced" else "right"
+        # Each label on the side of its line facing the panel's middle, so that it stays in the panel.
+        inner = "left" if value < top / 2 else "right"
         text = f"{tr(lang, 'moe_fig_' + key)} ({value})"
         notes.append({"xref": "x", "yref": "y domain", "x": value, "y": 0.02 if key == "aux_balanced" else 0.9,
                       "yanchor": "bottom" if key == "aux_balanced" else "top", "xanchor": inner, "showarrow": False,
