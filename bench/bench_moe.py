@@ -22,9 +22,9 @@ of 64) and is checked against the vectorised output before timing:
 - **HF Mixtral**: ``transformers``' ``MixtralSparseMoeBlock`` (eager experts) holding the same weights.
 
 Timings are interleaved (each contender in turn, every round) and the median of the rounds is
-reported, so that a busy machine slows every contender alike. In each round a contender is called
-once untimed first, so that each is timed with its own data in the caches (as a kernel benchmark
-times it), not with what the previous contender left there.
+reported, so that a busy machine slows every contender alike. In each round a contender (but the slow
+per-token loop) is called once untimed first, so that each is timed with its own data in the caches
+(as a kernel benchmark times it), not with what the previous contender left there.
 """
 from __future__ import annotations
 

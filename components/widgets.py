@@ -94,14 +94,13 @@ with _no_stub_files():
 @contextlib.contextmanager
 def _web_app_built_at_launch() -> Iterator[None]:
     """Gradio builds its web app (FastAPI routes, ~100 ms for this app) at the end of ``with Blocks()``,
-    again in ``queue()``, and again in ``launch()``, and the config of every block (~60 ms) at the end
-    of ``with Blocks()`` and twice in ``launch()``, each replacing the last; only what ``launch``
+    again in ``queue()``, and again in ``launch()``, each replacing the last; only what ``launch``
     builds serves. Inside this block the early builds are skipped: ``blocks.app`` is None until
     ``launch`` (this app is served by ``launch``, ``python app.py`` as a Space runs it, not mounted
-    into another FastAPI app with ``gr.mount_gradio_app``), and :attr:`Blocks.config` is built when
-    first read."""
-    with _replaced(App, "create_app", staticmethod(lambda *args, **kwargs: None)), \
-            _replaced(gr.Blocks, "get_config_file", lambda self: None):
+    into another FastAPI app with ``gr.mount_gradio_app``). :meth:`Blocks.__exit__` likewise skips
+    the config of every block (~60 ms; ``launch`` builds it twice more): :attr:`Blocks.config` is
+    built when first read."""
+    with _replaced(App, "create_app", staticmethod(lambda *args, **kwargs: None)):
         yield
 
 
@@ -156,8 +155,12 @@ class Blocks(gr.Blocks):
         self._config = value
 
     def __exit__(self, *args):
-        with _web_app_built_at_launch():
-            return super().__exit__(*args)
+        self.get_config_file = lambda: None              # this one's config only: built when first read
+        try:
+            with _web_app_built_at_launch():
+                return super().__exit__(*args)
+        finally:
+            del self.get_config_file
 
     def queue(self, *args, **kwargs):
         with _web_app_built_at_launch():

@@ -37,9 +37,12 @@ def keep_freed_memory(mmap_below: int = 32 << 20, trim_above: int = 256 << 20) -
     the floor's 5.8 MB hidden buffer made it 12.0 ms instead of 8.3, and the E = 32 layer spent a third
     of its rounds' CPU time in the kernel. Fixed thresholds keep blocks under ``mmap_below`` on the
     heap and up to ``trim_above`` bytes of free heap mapped (the price: a process keeps its peak).
-    Blocks larger than 32 MB still come from ``mmap``. Called once at import.
+    Larger blocks still come from ``mmap``. Called once at import.
 
     Returns whether glibc took both settings (False elsewhere: macOS, Windows, musl).
+
+    >>> keep_freed_memory() == (platform.system() == "Linux" and platform.libc_ver()[0] == "glibc")
+    True
     """
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
         return False
