@@ -406,3 +406,19 @@ def test_bad_input_is_refused_with_a_message_key(call, key):
         call()
     assert err.value.key == key
     assert err.value.render("zh-CN") != err.value.render("en")                     # said in Chinese too
+
+
+@pytest.mark.parametrize("T, step", [(64, 1), (128, 2)])
+def test_the_heatmap_labels_every_character_it_has_room_for(T, step):
+    """The enlarged head as a map: square cells of ~12 px hold a 10 px label each up to 64 characters (at
+    9 px a row, 64 labels touched); past 64 every other character is labelled, the hover naming each."""
+    from viz.attention import head_detail, show_char
+
+    prompt = ("the cat sat on the mat and the dog sat on the log. " * 3)[:T]
+    view = look_at_heads("mha", prompt)
+    fig = head_detail(view, 1, 1, T, mode="heatmap")
+    for axis in ("xaxis", "yaxis"):
+        ticks = fig["layout"][axis]
+        assert ticks["tickvals"] == list(range(0, T, step))
+        assert ticks["ticktext"] == [show_char(prompt[i]) for i in range(0, T, step)]
+    assert fig["layout"]["height"] == 160 + 12 * 64                       # the cells of 64 rows at most

@@ -12,7 +12,7 @@ import math
 
 from locales import tr
 from models.attention_explore import PATTERN_THRESHOLD, PATTERNS
-from viz.common import WEIGHT_SCALE, PlainFigure, axis_ref, base_layout, finite, plain_figure, subplot_row
+from viz.common import WEIGHT_SCALE, PlainFigure, axis_ref, base_layout, finite, plain_figure, spaced, subplot_row
 
 DIVERGING = [[0.0, "#2166ac"], [0.25, "#92c5de"], [0.5, "#f7f7f7"], [0.75, "#f4a582"], [1.0, "#b2182b"]]
 COLORS = {"trained": "#4f46e5", "changed": "#ef4444", "theory": "#111827", "kept": "#4f46e5", "cut_k": "#cbd5e1",
@@ -29,8 +29,10 @@ def show_char(char: str) -> str:
     return SHOWN.get(char, char)
 
 
-def _ticks(labels: list[str], *, size: int = 10) -> dict:
-    return {"tickmode": "array", "tickvals": list(range(len(labels))), "ticktext": [show_char(c) for c in labels],
+def _ticks(labels: list[str], *, size: int = 10, most: int | None = None) -> dict:
+    """Character tick labels: every one, or every n-th past ``most`` (the hover names each)."""
+    shown = list(range(len(labels))) if most is None else spaced(len(labels), most)
+    return {"tickmode": "array", "tickvals": shown, "ticktext": [show_char(labels[i]) for i in shown],
             "tickangle": 0, "tickfont": {"size": size}, "showgrid": False, "zeroline": False}
 
 
@@ -111,13 +113,15 @@ def head_detail(view, layer: int, head: int, query: int, mode: str = "lines", la
                   for k in range(T)] for q in range(T)]
         data = [{"type": "heatmap", "z": _grid(weights), "zmin": 0, "zmax": 1, "colorscale": WEIGHT_SCALE,
                  "text": hover, "hovertemplate": "%{text}<extra></extra>",
-                 "colorbar": {"title": {"text": tr(lang, "attn_view_weight")}, "thickness": 12}}]
-        layout = {"xaxis": _ticks(labels) | {"title": {"text": tr(lang, "attn_view_key")}, "side": "bottom"},
-                  "yaxis": _ticks(labels) | {"title": {"text": tr(lang, "attn_view_query")}, "autorange": "reversed",
-                                             "scaleanchor": "x"},
+                 "colorbar": {"title": {"text": tr(lang, "attn_view_weight"), "side": "right"}, "thickness": 12}}]
+        # Square cells of ~12 px: a label (10 px type) on each up to 64 characters, every other one past that.
+        ticks = _ticks(labels, most=64)
+        layout = {"xaxis": ticks | {"title": {"text": tr(lang, "attn_view_key")}, "side": "bottom"},
+                  "yaxis": ticks | {"title": {"text": tr(lang, "attn_view_query")}, "autorange": "reversed",
+                                    "scaleanchor": "x"},
                   "shapes": [{"type": "rect", "x0": -0.5, "x1": T - 0.5, "y0": i - 0.5, "y1": i + 0.5,
                               "line": {"color": COLORS["selected"], "width": 2}}]}
-        return plain_figure(data, layout | base_layout(height=max(420, 160 + 9 * T), title=title))
+        return plain_figure(data, layout | base_layout(height=max(420, 160 + 12 * min(T, 64)), title=title))
     # lines: queries on top (y = 1), keys below (y = 0)
     faint_x, faint_y = [], []
     for q in range(T):

@@ -113,6 +113,15 @@ def subplot_row(titles: list[str], *, spacing: float = 0.06, square: bool = Fals
     return layout
 
 
+def spaced(count: int, most: int) -> list[int]:
+    """Which of ``count`` category ticks to label so that at most ``most`` are: every n-th, from the first.
+
+    >>> spaced(30, 12), spaced(5, 12)
+    ([0, 3, 6, 9, 12, 15, 18, 21, 24, 27], [0, 1, 2, 3, 4])
+    """
+    return list(range(0, count, max(1, -(-count // most))))
+
+
 def axis_ref(i: int) -> dict:
     """The axis references of panel ``i`` (0-based) for a trace dict: ``{"xaxis": "x2", "yaxis": "y2"}``."""
     suffix = "" if i == 0 else str(i + 1)

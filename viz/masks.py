@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from locales import tr
 from viz.common import (ALLOWED_COLOR, MASKED_COLOR, NAN_COLOR, WEIGHT_SCALE, PlainFigure, axis_ref,
-                        base_layout, finite_grid, plain_figure, subplot_row)
+                        base_layout, finite_grid, plain_figure, spaced, subplot_row)
 
 CONVENTIONS = ("allow", "masked")   # True = may attend (PyTorch) | 1 = masked (many tutorials)
 HOVER = "query %{y} → key %{x}: %{text}<extra></extra>"
@@ -32,8 +32,7 @@ def token_ticks(labels: list[str], most: int) -> dict:
     >>> token_ticks([f"w{i}" for i in range(30)], most=12)["tickvals"]
     [0, 3, 6, 9, 12, 15, 18, 21, 24, 27]
     """
-    step = max(1, -(-len(labels) // most))
-    shown = list(range(0, len(labels), step))
+    shown = spaced(len(labels), most)
     return {"tickmode": "array", "tickvals": shown, "ticktext": [short(labels[i]) for i in shown]}
 
 
