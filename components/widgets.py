@@ -91,8 +91,7 @@ with _no_stub_files():
             return payload
 
 
-@contextlib.contextmanager
-def _web_app_built_at_launch() -> Iterator[None]:
+def _web_app_built_at_launch():
     """Gradio builds its web app (FastAPI routes, ~100 ms for this app) at the end of ``with Blocks()``,
     again in ``queue()``, and again in ``launch()``, each replacing the last; only what ``launch``
     builds serves. Inside this block the early builds are skipped: ``blocks.app`` is None until
@@ -100,8 +99,7 @@ def _web_app_built_at_launch() -> Iterator[None]:
     into another FastAPI app with ``gr.mount_gradio_app``). :meth:`Blocks.__exit__` likewise skips
     the config of every block (~60 ms; ``launch`` builds it twice more): :attr:`Blocks.config` is
     built when first read."""
-    with _replaced(App, "create_app", staticmethod(lambda *args, **kwargs: None)):
-        yield
+    return _replaced(App, "create_app", staticmethod(lambda *args, **kwargs: None))
 
 
 def _init_signatures_kept() -> None:
