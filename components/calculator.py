@@ -49,7 +49,7 @@ def calculate(model: dict, run: dict, request: gr.Request = None) -> dict:
     spec, run = spec_from_fields(model), run_settings(**run)
     with timed(torch.device("cpu")) as watch:
         a = analyze(spec, run)
-        contexts, kv, weights = kv_curve(spec, run.batch, run.kv_dtype)
+        contexts, kv, weights = kv_curve(spec, run.batch, run.kv_dtype, run.weight_dtype)
         layouts = kv_layouts(spec, dtype=run.kv_dtype, batch=run.batch)
     return {"summary": summary_markdown(a, lang) + "\n" + layouts_markdown(layouts, spec, lang),
             "params": params_figure(a.params["parts"], a.active_parts, lang),

@@ -478,9 +478,15 @@ def usable_gib(n_gpus: int, gpu_gib: float, usable: float = 0.9) -> float:
     return n_gpus * gpu_gib * usable
 
 
-def cache_outgrows_weights(spec: ModelSpec, batch: int = 1, dtype: str = "bf16") -> int:
-    """The context length at which the KV cache in ``dtype`` holds as many bytes as the weights."""
-    weights = count_params(spec)["total"] * bytes_per_element(dtype)
+def cache_outgrows_weights(spec: ModelSpec, batch: int = 1, dtype: str = "bf16", weight_dtype: str | None = None) -> int:
+    """The context length at which the KV cache in ``dtype`` holds as many bytes as the weights in
+    ``weight_dtype`` (None: ``dtype`` too). Llama-3-8B's bf16 cache outgrows its bf16 weights at 122,533
+    tokens, its int4 weights four times sooner:
+
+    >>> cache_outgrows_weights(PRESETS["Llama-3-8B"]), cache_outgrows_weights(PRESETS["Llama-3-8B"], weight_dtype="int4")
+    (122533, 30634)
+    """
+    weights = count_params(spec)["total"] * bytes_per_element(weight_dtype or dtype)
     return math.ceil(weights / (kv_elements_per_token(spec) * batch * bytes_per_element(dtype)))
 
 
@@ -695,14 +701,16 @@ def analyze(spec: ModelSpec, run: RunSettings) -> Analysis:
         activations(spec, run.seq_len, run.batch, run.recompute, run.attention),
         flops_per_token(spec, run.seq_len),
         training_flops(spec, run.train_tokens), inference, training,
-        n_inference, n_training, cache_outgrows_weights(spec, run.batch, run.kv_dtype),
+        n_inference, n_training, cache_outgrows_weights(spec, run.batch, run.kv_dtype, run.weight_dtype),
         [(n, usable_gib(n, run.gpu_gib, run.usable)) for n in (n_inference, n_training)])
 
 
-def kv_curve(spec: ModelSpec, batch: int, dtype: str, *, points: int = 40) -> tuple[list[int], list[float], float]:
-    """Context lengths (log-spaced, 128 … past the crossover), KV GiB at each, and the weights in GiB."""
-    crossover = cache_outgrows_weights(spec, batch, dtype)
+def kv_curve(spec: ModelSpec, batch: int, dtype: str, weight_dtype: str | None = None, *,
+             points: int = 40) -> tuple[list[int], list[float], float]:
+    """Context lengths (log-spaced, 128 … past the crossover), the cache in ``dtype`` in GiB at each, and
+    the weights in ``weight_dtype`` (None: ``dtype``) in GiB."""
+    crossover = cache_outgrows_weights(spec, batch, dtype, weight_dtype)
     top = min(CALC_MAX_CONTEXT, max(2**20, 4 * crossover))
     contexts = sorted({round(128 * (top / 128) ** (i / (points - 1))) for i in range(points)})
     kv = [kv_cache_bytes(spec, t, batch, dtype) / GiB for t in contexts]
-    return contexts, kv, count_params(spec)["total"] * bytes_per_element(dtype) / GiB
+    return contexts, kv, count_params(spec)["total"] * bytes_per_element(weight_dtype or dtype) / GiB

@@ -1,5 +1,6 @@
 """The calculator against published numbers, closed forms, built PyTorch modules and real casts."""
 import dataclasses
+import math
 import json
 
 import numpy as np
@@ -347,3 +348,20 @@ def test_layouts_of_an_mla_model_compare_with_its_own_heads():
     at = {k: dict(zip(lay.contexts, v)) for k, v in lay.bytes.items()}
     assert lay.mla_own and at["mla"][T] == kv_cache_bytes(PRESETS["DeepSeek-V2"], T, 2, "bf16") == 60 * 576 * T * 2 * 2
     assert at["standard"][T] == 60 * 128 * (192 + 128) * T * 2 * 2      # 128 heads: key 128 + 64, value 128
+
+
+@pytest.mark.parametrize("weight_dtype,kv_dtype", [("int4", "bf16"), ("bf16", "fp8"), ("fp16", "fp16")])
+def test_the_crossover_weighs_the_weights_in_their_own_dtype(weight_dtype, kv_dtype):
+    """Regression: the crossover and the KV figure's weights line costed the weights at the KV cache's
+    dtype, so int4 weights with a bf16 cache were said to be outgrown at 122,533 tokens, not 30,634."""
+    from models.calculator import kv_curve
+    spec = PRESETS["Llama-3-8B"]
+    a = analyze(spec, RunSettings(weight_dtype=weight_dtype, kv_dtype=kv_dtype))
+    weights = a.inference["parts"]["weights"]                             # what the memory bars show
+    assert weights == math.ceil(8_030_261_248 * {"int4": 0.5, "bf16": 2, "fp16": 2}[weight_dtype])
+    per_token = 2 * 32 * 8 * 128 * {"bf16": 2, "fp8": 1, "fp16": 2}[kv_dtype]    # K and V, 32 layers, GQA-8
+    assert a.crossover_tokens == math.ceil(8_030_261_248 * {"int4": 0.5, "bf16": 2, "fp16": 2}[weight_dtype] / per_token)
+    assert kv_cache_bytes(spec, a.crossover_tokens, 1, kv_dtype) >= weights > kv_cache_bytes(
+        spec, a.crossover_tokens - 1, 1, kv_dtype)
+    _, _, weights_gib = kv_curve(spec, 1, kv_dtype, weight_dtype)
+    assert weights_gib * GiB == pytest.approx(weights)
