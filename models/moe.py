@@ -5,7 +5,8 @@ Transformer, Fedus et al. 2021; Mixtral, Jiang et al. 2024). For each token ``x`
 
     p = softmax(x W_r)                    router probabilities over the E experts (float32)
     top-k experts by p, weights w = p_topk / sum(p_topk)    (renormalised, as Mixtral; optional)
-    y = sum_j w_j · expert_j(x)  [+ shared experts, always on (DeepSeekMoE, Dai et al. 2024)]
+    y = sum_j w_j · expert_j(x)  [+ shared experts, always on (DeepSeekMoE, Dai et al. 2024),
+                                   scaled by sigmoid(x · w_g) with a shared gate (Qwen2-MoE)]
 
 Dispatch is vectorised: the (token, slot) assignments are sorted by expert (a stable sort), the
 tokens gathered in that order, and every expert runs on its contiguous block of rows. The experts'
@@ -94,6 +95,7 @@ class MoEConfig:
     expert: FFNKind = "swiglu"             # "swiglu"|"geglu" (3 matrices) or "gelu"|"relu" (2)
     renormalize: bool = True               # Mixtral: weights renormalised over the top-k; Switch: not
     router_bias: bool = False              # Mixtral, Switch and DeepSeek routers have none
+    shared_gate: bool = False              # Qwen2-MoE: the shared experts' output times sigmoid(x · w_g)
 
     def __post_init__(self):
         _check_int("d_model", self.d_model, 1)
@@ -103,6 +105,8 @@ class MoEConfig:
         _check_int("num_shared", self.num_shared, 0)
         check_top_k(self.top_k, self.num_experts)
         check_capacity(self.capacity_factor)
+        if self.shared_gate and not self.num_shared:
+            raise ValueError("shared_gate needs shared experts (num_shared > 0)")
         if self.expert not in FFN_KINDS:
             raise ValueError(f"expert = {self.expert!r} must be one of {', '.join(FFN_KINDS)}")
 
@@ -286,16 +290,17 @@ class MoELayer(nn.Module):
 
     def __init__(self, d_model: int, d_hidden: int, num_experts: int, top_k: int, *,
                  capacity_factor: float | None = None, num_shared: int = 0, expert: FFNKind = "swiglu",
-                 renormalize: bool = True, router_bias: bool = False,
+                 renormalize: bool = True, router_bias: bool = False, shared_gate: bool = False,
                  device: torch.device | str | None = None, dtype: torch.dtype | None = None):
         super().__init__()
         self.config = MoEConfig(d_model, d_hidden, num_experts, top_k, capacity_factor, num_shared,
-                                expert, renormalize, router_bias)
+                                expert, renormalize, router_bias, shared_gate)
         factory = dict(device=device, dtype=dtype)
         self.router = nn.Linear(d_model, num_experts, bias=router_bias, **factory)
         self.experts = Experts(num_experts, d_model, d_hidden, expert, **factory)
         # s shared experts of width h are one FFN of width s·h (their hidden units side by side).
         self.shared = FFN(d_model, num_shared * d_hidden, expert, **factory) if num_shared else None
+        self.shared_gate = nn.Linear(d_model, 1, bias=False, **factory) if shared_gate else None
 
     @classmethod
     def seeded(cls, *args, generator: torch.Generator, device: torch.device | str | None = None,
@@ -312,6 +317,8 @@ class MoELayer(nn.Module):
         layer.experts.init_(generator)
         if layer.shared is not None:
             init_linear_(layer.shared, generator)
+        if layer.shared_gate is not None:
+            init_linear_(layer.shared_gate, generator)
         return layer
 
     @property
@@ -375,7 +382,10 @@ class MoELayer(nn.Module):
             offsets = per_token.cumsum(0) - per_token                      # (N,)
         y = F.embedding_bag(bags, expert_out, offsets, mode="sum", per_sample_weights=bag_weight)  # (N, d)
         if self.shared is not None:
-            y = y + self.shared(flat)
+            shared = self.shared(flat)                                     # (N, d)
+            if self.shared_gate is not None:
+                shared = torch.sigmoid(self.shared_gate(flat)) * shared    # (N, 1) · (N, d)
+            y = y + shared
 
         return MoEOutput(
             y=y.view(B, T, d), router_probs=probs, topk_idx=idx, topk_weight=weight, expert_load=load,
@@ -409,8 +419,9 @@ def moe_reference(layer: MoELayer, x: torch.Tensor) -> torch.Tensor:
             used[e] += 1
             if capacity is None or used[e] <= capacity:
                 out[t] = out[t] + w.to(flat.dtype) * layer.experts[e](flat[t:t + 1])[0]
-    if layer.shared is not None:
-        out = [o + layer.shared(flat[t:t + 1])[0] for t, o in enumerate(out)]
+    for t in range(N if layer.shared is not None else 0):                  # always on, gated or not
+        gate = 1 if layer.shared_gate is None else torch.sigmoid(flat[t] @ layer.shared_gate.weight[0])
+        out[t] = out[t] + gate * layer.shared(flat[t:t + 1])[0]
     return torch.stack(out).view(x.shape)
 
 
@@ -428,6 +439,7 @@ def moe_index_add(layer: MoELayer, x: torch.Tensor) -> torch.Tensor:
         slot, token = torch.where(mask[e])                                 # (n_e,), (n_e,)
         rows = layer.experts[e](flat[token]) * weight[token, slot, None].to(flat.dtype)
         y.index_add_(0, token, rows)
-    if layer.shared is not None:
-        y = y + layer.shared(flat)
+    if layer.shared is not None:                                           # Qwen2MoeSparseMoeBlock's shared expert
+        gate = 1 if layer.shared_gate is None else torch.sigmoid(F.linear(flat, layer.shared_gate.weight))
+        y = y + gate * layer.shared(flat)
     return y.view(x.shape)

@@ -156,6 +156,37 @@ def test_equals_hugging_face_mixtral_block_with_the_same_weights():
         assert_close(ours(x).y, hf(x), atol=1e-5, rtol=1e-5)
 
 
+def test_a_gated_shared_expert_equals_hugging_face_qwen2_moe_block_with_the_same_weights():
+    """Qwen2-MoE: top-k weights not renormalised, one shared expert (here 2 of ours side by side) scaled
+    by sigmoid(x · w_g), and the references (per-token loop, index_add_) say the same."""
+    qwen2_moe = pytest.importorskip("transformers.models.qwen2_moe.modeling_qwen2_moe")
+    E, k, d, h, shared = 6, 2, 32, 16, 2
+    config = qwen2_moe.Qwen2MoeConfig(hidden_size=d, moe_intermediate_size=h, num_experts=E, num_experts_per_tok=k,
+                                      shared_expert_intermediate_size=shared * h, norm_topk_prob=False,
+                                      hidden_act="silu", num_attention_heads=4, num_key_value_heads=4)
+    config._experts_implementation = "eager"
+    hf = qwen2_moe.Qwen2MoeSparseMoeBlock(config).eval()
+    ours = MoELayer.seeded(d, h, E, k, num_shared=shared, renormalize=False, shared_gate=True,
+                           generator=torch.Generator().manual_seed(3))
+    with torch.no_grad():
+        hf.gate.weight.copy_(ours.router.weight)
+        for e, expert in enumerate(ours.experts):
+            hf.experts.gate_up_proj[e].copy_(expert.w_in.weight)
+            hf.experts.down_proj[e].copy_(expert.w_out.weight)
+        gate, up = ours.shared.w_in.weight.split(shared * h)                   # (2h·s, d): gate rows, then up rows
+        hf.shared_expert.gate_proj.weight.copy_(gate)
+        hf.shared_expert.up_proj.weight.copy_(up)
+        hf.shared_expert.down_proj.weight.copy_(ours.shared.w_out.weight)
+        hf.shared_expert_gate.weight.copy_(ours.shared_gate.weight)
+        x = inputs(2, 30, d, dtype=torch.float32)
+        expected = hf(x)
+        assert_close(ours(x).y, expected, atol=1e-5, rtol=1e-5)
+        assert_close(moe_reference(ours, x), expected, atol=1e-5, rtol=1e-5)
+        assert_close(moe_index_add(ours, x), expected, atol=1e-5, rtol=1e-5)
+    with pytest.raises(ValueError, match="shared experts"):
+        MoELayer(d, h, E, k, shared_gate=True)
+
+
 def test_swiglu_expert_equals_hugging_face_llama_mlp():
     llama = pytest.importorskip("transformers.models.llama.modeling_llama")
     d, h = 16, 40

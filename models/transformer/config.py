@@ -100,6 +100,7 @@ class TransformerConfig:
     capacity_factor: float | None = None   # None: no capacity limit
     moe_renormalize: bool = True           # top-k weights renormalised (Mixtral); Switch: not
     moe_first_dense: int = 0               # the first layers keep a dense FFN (DeepSeek's first_k_dense_replace)
+    moe_shared_gate: bool = False          # Qwen2-MoE: the shared experts' output times sigmoid(x · w_g)
     # embeddings and head
     tie_embeddings: bool = False
     # initialisation
@@ -158,10 +159,12 @@ class TransformerConfig:
             set_("n_shared_experts", whole("n_shared_experts", self.n_shared_experts, 0, MAX_EXPERTS))
             set_("moe_d_ff", whole("moe_d_ff", self.moe_d_ff or self.d_ff, 1, MAX_DIM))
             set_("moe_first_dense", whole("moe_first_dense", self.moe_first_dense, 0, self.n_layers))
+            if self.moe_shared_gate and not self.n_shared_experts:
+                raise InputError("transformer_err_shared_gate")
             if self.capacity_factor is not None:
                 number("capacity_factor", self.capacity_factor, 0, 1e3, above=True)
         elif (self.n_experts, self.top_k, self.n_shared_experts, self.moe_first_dense) != (0, 0, 0, 0) \
-                or self.moe_d_ff is not None or self.capacity_factor is not None:
+                or self.moe_d_ff is not None or self.capacity_factor is not None or self.moe_shared_gate:
             raise InputError("transformer_err_moe_only")
         number("init_std", self.init_std, 0, 10, above=True)
 

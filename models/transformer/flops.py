@@ -107,6 +107,8 @@ def count_flops(config: TransformerConfig, batch: int, seq_len: int, *, backward
             linear += _ffn(N * k, d, cfg.moe_d_ff, cfg.expert_ffn)                  # each token's k experts
             if cfg.n_shared_experts:
                 linear += _ffn(N, d, cfg.n_shared_experts * cfg.moe_d_ff, cfg.expert_ffn)
+            if cfg.moe_shared_gate:
+                linear += _linear(N, d, 1)                                           # the shared experts' gate
             linear += 2 * N * k * d                                                  # weighted sum of the k outputs
         else:
             linear += _ffn(N, d, cfg.d_ff, cfg.expert_ffn if cfg.ffn == "moe" else cfg.ffn)

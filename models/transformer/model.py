@@ -70,7 +70,8 @@ class Block(nn.Module):
         if cfg.is_moe_layer(layer):
             self.ffn = MoELayer(cfg.d_model, cfg.moe_d_ff, cfg.n_experts, cfg.top_k,
                                 capacity_factor=cfg.capacity_factor, num_shared=cfg.n_shared_experts,
-                                expert=cfg.expert_ffn, renormalize=cfg.moe_renormalize, **factory)
+                                expert=cfg.expert_ffn, renormalize=cfg.moe_renormalize,
+                                shared_gate=cfg.moe_shared_gate, **factory)
         else:                                                      # (DeepSeek's first layers stay dense)
             kind = cfg.expert_ffn if cfg.ffn == "moe" else cfg.ffn
             self.ffn = FFN(cfg.d_model, cfg.d_ff, kind, bias=cfg.ffn_bias, **factory)
@@ -177,7 +178,7 @@ class Transformer(nn.Module):
             nn.init.xavier_normal_(attn.out.weight, gain=beta, generator=gen) if xavier else \
                 normal(attn.out.weight, residual_std)
             for ffn in _ffns(block.ffn):
-                if isinstance(ffn, nn.Linear):                                        # a router
+                if isinstance(ffn, nn.Linear):                                        # a router, a gate
                     normal(ffn.weight, cfg.init_std)
                     continue
                 for lin, is_out in ((ffn.w_in, False), (ffn.w_out, True)):
@@ -293,7 +294,8 @@ def _contiguous(weight: torch.Tensor) -> torch.Tensor:
 
 def _ffns(ffn: nn.Module) -> list[nn.Module]:
     """The FFN modules of a block's feed-forward part in draw order: one FFN, or the experts, the shared
-    experts and the router of an MoE layer."""
+    experts, the router and the shared experts' gate of an MoE layer."""
     if isinstance(ffn, MoELayer):
-        return [*ffn.experts, *([ffn.shared] if ffn.shared is not None else []), ffn.router]
+        return [*ffn.experts, *([ffn.shared] if ffn.shared is not None else []), ffn.router,
+                *([ffn.shared_gate] if ffn.shared_gate is not None else [])]
     return [ffn]
