@@ -1,9 +1,11 @@
 """Parameters, FLOPs and memory of real transformer LLMs, exactly, with the formulas shown.
 
-Counts follow the modules a Hugging Face implementation builds (GPT-2, Llama, Mistral, Mixtral,
-DeepSeek-V2): embeddings, per-layer attention (MHA/GQA/MQA with explicit ``head_dim``, or DeepSeek's
-MLA), the FFN (GELU MLP with two matrices, or SwiGLU with three), MoE experts with a router and
-optional shared experts, norms, and the LM head (shared with the embedding when tied).
+Counts follow the modules a Hugging Face implementation builds (GPT-2, Llama, Mistral, Mixtral, Qwen2/3
+and their MoE, Gemma 1–3, Phi-3, DeepSeek-V2/V3): embeddings, per-layer attention (MHA/GQA/MQA with
+explicit ``head_dim``, biases on all four projections or on q, k, v only, per-head q/k norms, or
+DeepSeek's MLA), the FFN (GELU MLP with two matrices, or SwiGLU with three), MoE experts with a router
+and optional shared experts (gated or not), norms (two per layer, four with Gemma 2's sandwich), and the
+LM head (shared with the embedding when tied).
 
 ``active`` counts the parameters one token uses: the router's top-k experts (plus shared ones),
 everything else, both embedding matrices included (the convention of Mixtral's "12.9B active").
@@ -15,7 +17,9 @@ References: Kaplan et al. 2020 (C ~ 2N forward, 6N per trained token, N without 
 counts them, as Hoffmann et al. 2022 do: see :func:`compute_conventions`); Rajbhandari et al. 2020
 (ZeRO: 16 bytes per parameter for mixed-precision Adam) and the other recipes of :data:`OPTIMIZER_RECIPES`; Korthikanti et al. 2022
 (activation memory s·b·h·(34 + 5·a·s/h) bytes per layer, for GPT-3 blocks). Not handled: pipeline/tensor
-parallel sharding, vision towers, Phi-2's single norm per layer and LM-head bias. Sliding-window and
+parallel sharding, vision towers, Phi-2's single norm per layer and LM-head bias, OLMoE's q and k norms
+over all heads (``d + n_kv·head_dim`` weights per layer; Qwen3's and Gemma 3's per-head ones are counted),
+Qwen-MoE dense layers after MoE ones (refused). Sliding-window and
 YOCO caches: :mod:`models.kv_layouts`.
 """
 from __future__ import annotations
@@ -32,7 +36,7 @@ from models.limits import (CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_
 DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 GiB = 2**30
 FIELD_CHOICES = {"ffn_type": ("gelu", "swiglu"), "norm": ("layernorm", "rmsnorm")}
-BOOL_FIELDS = ("tied_embeddings", "attn_bias", "mlp_bias")
+BOOL_FIELDS = ("tied_embeddings", "attn_bias", "qkv_bias", "mlp_bias", "qk_norm", "sandwich_norm", "shared_expert_gate")
 
 
 @dataclass(frozen=True)
@@ -53,14 +57,18 @@ class ModelSpec:
     tied_embeddings: bool = False
     learned_positions: int = 0             # GPT-2: a learned table of this many positions
     norm: Literal["layernorm", "rmsnorm"] = "rmsnorm"
-    attn_bias: bool = False
+    attn_bias: bool = False                # biases on q, k, v and the output projection (GPT-2)
+    qkv_bias: bool = False                 # biases on q, k, v only (Qwen2)
     mlp_bias: bool = False
+    qk_norm: bool = False                  # a norm over each head's q and k (Qwen3, Gemma 3): 2 per layer, head_dim wide
+    sandwich_norm: bool = False            # a norm after each sublayer too (Gemma 2, 3): 4 per layer
     # mixture of experts (n_experts 0 = dense)
     n_experts: int = 0
     top_k: int = 0
     n_shared_experts: int = 0
     expert_dim: int = 0                    # 0 -> ffn_dim
     first_dense_layers: int = 0            # DeepSeek: first_k_dense_replace
+    shared_expert_gate: bool = False       # Qwen2-MoE: sigmoid(x · w_g) scales the shared experts (d weights)
     # multi-head latent attention (DeepSeek-V2); kv_lora_rank 0 = standard attention
     kv_lora_rank: int = 0
     q_lora_rank: int = 0
@@ -89,6 +97,8 @@ class ModelSpec:
             check("expert_dim", self.expert_ffn, 1, CALC_MAX_DIM)
             check("n_shared_experts", self.n_shared_experts, 0, CALC_MAX_EXPERTS)
             check("first_dense_layers", self.first_dense_layers, 0, self.n_layers)
+            if self.shared_expert_gate and not self.n_shared_experts:
+                raise InputError("calc_err_shared_gate")
         if self.kv_lora_rank:
             for name in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
                 check(name, getattr(self, name), 1, CALC_MAX_DIM)
@@ -148,7 +158,35 @@ def _attention_params(spec: ModelSpec) -> int:
         return q + kv_a + kv_b + H * spec.v_head_dim * d
     q_out, kv_out = H * spec.hd, spec.kv_heads * spec.hd
     weights = d * q_out + 2 * d * kv_out + q_out * d
-    return weights + (q_out + 2 * kv_out + d if spec.attn_bias else 0)
+    return weights + (q_out + 2 * kv_out if spec.attn_bias or spec.qkv_bias else 0) + (d if spec.attn_bias else 0)
+
+
+def attention_formula(spec: ModelSpec) -> tuple[str, str]:
+    """One layer's attention parameters as a formula and with ``spec``'s values in it: the two sides of
+    what :func:`count_params` adds up (biases and per-head q/k norms included; DeepSeek's query
+    compression when it has one).
+
+    >>> attention_formula(PRESETS["GPT-2 (124M)"])
+    ('d·H·hd + 2·d·n_kv·hd + H·hd·d + (H·hd + 2·n_kv·hd) + d', '768·12·64 + 2·768·12·64 + 12·64·768 + (12·64 + 2·12·64) + 768')
+    """
+    d, H = spec.d_model, spec.n_heads
+    if spec.is_mla:
+        nope, rope, v, r = spec.qk_nope_head_dim, spec.qk_rope_head_dim, spec.v_head_dim, spec.kv_lora_rank
+        if spec.q_lora_rank:
+            rq = spec.q_lora_rank
+            q = ("d·r_q + r_q + r_q·H·(nope+rope)", f"{d}·{rq} + {rq} + {rq}·{H}·({nope}+{rope})")
+        else:
+            q = ("d·H·(nope+rope)", f"{d}·{H}·({nope}+{rope})")
+        kv = ("d·(r_kv+rope) + r_kv + r_kv·H·(nope+v) + H·v·d",
+              f"{d}·({r}+{rope}) + {r} + {r}·{H}·({nope}+{v}) + {H}·{v}·{d}")
+        return f"{q[0]} + {kv[0]}", f"{q[1]} + {kv[1]}"
+    hd, kv = spec.hd, spec.kv_heads
+    terms = [("d·H·hd + 2·d·n_kv·hd + H·hd·d", f"{d}·{H}·{hd} + 2·{d}·{kv}·{hd} + {H}·{hd}·{d}")]
+    if spec.attn_bias or spec.qkv_bias:
+        terms.append(("(H·hd + 2·n_kv·hd)", f"({H}·{hd} + 2·{kv}·{hd})"))
+    if spec.attn_bias:
+        terms.append(("d", f"{d}"))
+    return " + ".join(t[0] for t in terms), " + ".join(t[1] for t in terms)
 
 
 def count_params(spec: ModelSpec) -> dict:
@@ -162,6 +200,7 @@ def count_params(spec: ModelSpec) -> dict:
     dense_layers = L - moe_layers
     expert = _ffn_params(spec, spec.expert_ffn)
     shared = _ffn_params(spec, spec.expert_ffn * spec.n_shared_experts) if spec.n_shared_experts else 0
+    shared += d if spec.shared_expert_gate else 0
     router = d * spec.n_experts
     parts = {
         "embedding": spec.vocab_size * d + spec.learned_positions * d,
@@ -170,7 +209,8 @@ def count_params(spec: ModelSpec) -> dict:
         "experts": moe_layers * spec.n_experts * expert,
         "shared_experts": moe_layers * shared,
         "router": moe_layers * router,
-        "norms": L * 2 * _norm_params(spec, d) + _norm_params(spec, d),
+        "norms": L * (4 if spec.sandwich_norm else 2) * _norm_params(spec, d) + _norm_params(spec, d)
+                 + (L * 2 * _norm_params(spec, spec.hd) if spec.qk_norm else 0),
         "lm_head": 0 if spec.tied_embeddings else spec.vocab_size * d,
     }
     total = sum(parts.values())
@@ -198,7 +238,7 @@ class RuleCheck:
     attention_d2: float         # attention parameters per layer / d²: 4 for MHA with H·hd = d
     ffn_d2: float               # FFN (all experts) parameters per layer / d²: 8 for a 4d GELU MLP or SwiGLU at 8/3·d
     embedding_share: float      # (input embedding + LM head) / total
-    reasons: tuple[str, ...]    # why it fails: "gqa", "ffn", "moe", "vocab" (empty: it holds)
+    reasons: tuple[str, ...]    # why it fails: "gqa", "head_dim", "ffn", "moe", "vocab" (empty: it holds)
 
 
 def rule_check(spec: ModelSpec) -> RuleCheck:
@@ -212,6 +252,8 @@ def rule_check(spec: ModelSpec) -> RuleCheck:
     (-0.52, 4.0, 8.06, ())
     >>> rule_check(PRESETS["Llama-3-8B"]).reasons
     ('gqa', 'ffn')
+    >>> rule_check(with_changes(PRESETS["Llama-2-7B"], n_heads=48, n_kv_heads=48, head_dim=96)).reasons  # MHA, 4608 ≠ d
+    ('head_dim',)
     """
     counts = count_params(spec)
     parts, L, d2 = counts["parts"], spec.n_layers, spec.d_model**2
@@ -221,8 +263,10 @@ def rule_check(spec: ModelSpec) -> RuleCheck:
     attention_d2 = parts["attention"] / L / d2
     ffn_d2 = (parts["ffn"] + parts["experts"] + parts["shared_experts"] + parts["router"]) / L / d2
     share = embeddings / counts["total"]
+    attention_off = abs(attention_d2 - 4) > 0.04
     reasons = tuple(name for name, fails in (
-        ("gqa", abs(attention_d2 - 4) > 0.04),          # GQA/MQA/MLA, or H·hd ≠ d
+        ("gqa", attention_off and (spec.is_mla or spec.kv_heads < spec.n_heads)),   # K, V shared or compressed
+        ("head_dim", attention_off and not spec.is_mla and spec.n_heads * spec.hd != spec.d_model),  # Gemma-7B
         ("ffn", not spec.is_moe and abs(ffn_d2 - 8) > 0.2),   # an FFN not sized 4d (GELU) or 8/3·d (SwiGLU)
         ("moe", spec.is_moe),                             # every expert is an FFN
         ("vocab", share > 0.2),                           # small models: the vocabulary dominates
@@ -495,7 +539,7 @@ def cache_outgrows_weights(spec: ModelSpec, batch: int = 1, dtype: str = "bf16",
 # and the modules its modeling file builds). Unknown types: gated unless the activation is a GELU.
 ARCHITECTURES = {
     "gpt2": dict(gated=False, tied=True, norm="layernorm", bias=True),
-    "gpt_neox": dict(gated=False, norm="layernorm", bias=True),
+    "gpt_neox": dict(gated=False, norm="layernorm", bias=True, mha=True),   # no num_key_value_heads
     "phi": dict(gated=False, norm="layernorm", bias=True),            # PhiMLP: fc1, fc2 (gelu_new)
     "starcoder2": dict(gated=False, norm="layernorm", bias=True),     # c_fc, c_proj (gelu_pytorch_tanh)
     "gemma": dict(gated=True, tied=True),                             # GemmaMLP: gate, up, down (GELU)
@@ -506,12 +550,20 @@ ARCHITECTURES = {
         num_attention_heads=8, num_key_value_heads=4, head_dim=256)),
     "phi3": dict(gated=True),                                         # fused gate_up_proj, down_proj (SiLU)
     "llama": dict(gated=True), "mistral": dict(gated=True), "mixtral": dict(gated=True),
-    "qwen2": dict(gated=True), "qwen3": dict(gated=True), "deepseek_v2": dict(gated=True),
+    "deepseek_v2": dict(gated=True), "deepseek_v3": dict(gated=True),
+    # Qwen2's q, k, v projections have biases and its output projection none, whatever attention_bias says;
+    # Qwen3 normalises each head's q and k; Qwen2-MoE gates its shared expert.
+    "qwen2": dict(gated=True, qkv_bias=True), "qwen2_moe": dict(gated=True, qkv_bias=True, shared_gate=True),
+    "qwen3": dict(gated=True, qk_norm=True), "qwen3_moe": dict(gated=True, qk_norm=True),
+    "olmoe": dict(gated=True),                                        # q/k norms over all heads: not counted
 }
+ARCHITECTURES["gemma2"] = dict(ARCHITECTURES["gemma2"], sandwich=True)        # a norm before and after each sublayer
+ARCHITECTURES["gemma3_text"] = dict(ARCHITECTURES["gemma3_text"], sandwich=True, qk_norm=True)
 
 
 def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
-    """A :class:`ModelSpec` from a Hugging Face ``config.json`` (GPT-2, Llama, Mistral, Mixtral, DeepSeek).
+    """A :class:`ModelSpec` from a Hugging Face ``config.json`` (the families of :data:`ARCHITECTURES`; others
+    are read by the keys they share with Llama).
 
     >>> spec_from_config('{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, '
     ...                  '"vocab_size": 100, "intermediate_size": 128}').kv_heads
@@ -552,21 +604,28 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
     # The number of FFN matrices is the architecture's, not the activation's: Gemma's gated MLP runs GELU
     # (gelu_pytorch_tanh) through gate, up and down; Phi-2's plain MLP runs gelu_new through fc1, fc2.
     gated = family.get("gated", "gelu" not in act)
-    experts = get("num_local_experts", "n_routed_experts", default=0) or 0
+    experts = get("num_local_experts", "n_routed_experts", "num_experts", default=0) or 0
+    expert_dim = get("moe_intermediate_size", default=0) or 0
+    shared = get("n_shared_experts", default=0) or 0
+    if experts and get("shared_expert_intermediate_size"):           # Qwen2-MoE: one shared expert this wide
+        shared = _shared_experts(get("shared_expert_intermediate_size"), expert_dim or get("intermediate_size") or 0)
+    first_dense = _first_dense_layers(get("first_k_dense_replace", default=0), get("decoder_sparse_step", default=1),
+                                      get("mlp_only_layers", default=[]), layers) if experts else 0
     kwargs = dict(
         vocab_size=vocab, d_model=d, n_layers=layers, n_heads=heads,
-        n_kv_heads=get("num_key_value_heads"), head_dim=get("head_dim"),
+        n_kv_heads=None if family.get("mha") else get("num_key_value_heads"), head_dim=get("head_dim"),
         ffn_dim=get("intermediate_size", "n_inner", default=0) or 0,
         ffn_type="swiglu" if gated else "gelu",
         tied_embeddings=bool(get("tie_word_embeddings", default=family.get("tied", False))),
         learned_positions=get("n_positions", default=0) if gpt2 else 0,
         norm=family.get("norm", "rmsnorm"),
-        attn_bias=bool(get("attention_bias", default=family.get("bias", False))),
+        attn_bias=bool(get("attention_bias", default=family.get("bias", False))) and not family.get("qkv_bias"),
+        qkv_bias=family.get("qkv_bias", False),
         mlp_bias=bool(get("mlp_bias", default=family.get("bias", False))),
+        qk_norm=family.get("qk_norm", False), sandwich_norm=family.get("sandwich", False),
         n_experts=experts, top_k=get("num_experts_per_tok", default=0) if experts else 0,
-        n_shared_experts=get("n_shared_experts", default=0) or 0,
-        expert_dim=get("moe_intermediate_size", default=0) or 0,
-        first_dense_layers=get("first_k_dense_replace", default=0) if experts else 0,
+        n_shared_experts=shared, expert_dim=expert_dim, first_dense_layers=first_dense,
+        shared_expert_gate=bool(experts and shared and family.get("shared_gate", False)),
         kv_lora_rank=get("kv_lora_rank", default=0) or 0, q_lora_rank=get("q_lora_rank", default=0) or 0,
         qk_rope_head_dim=get("qk_rope_head_dim", default=0) or 0,
         qk_nope_head_dim=get("qk_nope_head_dim", default=0) or 0, v_head_dim=get("v_head_dim", default=0) or 0,
@@ -577,6 +636,37 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
     if kwargs["kv_lora_rank"]:
         kwargs["head_dim"] = kwargs["head_dim"] or kwargs["qk_nope_head_dim"] + kwargs["qk_rope_head_dim"]
     return ModelSpec(name=str(cfg.get("_name_or_path") or name)[:80], **kwargs)
+
+
+def _shared_experts(width, expert_dim) -> int:
+    """Qwen2-MoE's shared expert of ``width`` as that many experts of ``expert_dim`` (the same weights:
+    an FFN's hidden units side by side), or ``InputError`` if it is not a whole number of them.
+
+    >>> _shared_experts(5632, 1408)                                  # Qwen1.5-MoE-A2.7B
+    4
+    """
+    width, expert_dim = whole("shared_expert_intermediate_size", width, 1, CALC_MAX_DIM), int(expert_dim)
+    if not expert_dim or width % expert_dim:
+        raise InputError("calc_err_shared_width", width=width, expert=expert_dim)
+    return width // expert_dim
+
+
+def _first_dense_layers(first_k, step, dense_layers, layers: int) -> int:
+    """How many first layers keep a dense FFN: DeepSeek's ``first_k_dense_replace``, or the layers Qwen's
+    MoE leaves dense (``mlp_only_layers``, and every layer but each ``decoder_sparse_step``-th), which
+    must then be the first ones.
+
+    >>> _first_dense_layers(1, 1, [], 27), _first_dense_layers(0, 1, [0, 1], 24), _first_dense_layers(0, 1, [], 24)
+    (1, 2, 0)
+    """
+    step = whole("decoder_sparse_step", step or 1, 1, CALC_MAX_LAYERS)
+    if not isinstance(dense_layers, list) or not all(isinstance(i, int) for i in dense_layers):
+        raise InputError("calc_err_dense_layers")
+    dense = {i for i in range(layers) if i in dense_layers or (i + 1) % step}
+    first = int(first_k or 0) + len(dense)
+    if dense != set(range(len(dense))) or first > layers:
+        raise InputError("calc_err_dense_layers")
+    return first
 
 
 def spec_fields() -> list[str]:
@@ -678,6 +768,7 @@ class Analysis:
     gpus_training: int
     crossover_tokens: int
     gpu_lines: list[tuple[int, float]]   # (GPUs, GiB they hold at the usable fraction): inference, training
+    attention_formula: tuple[str, str]   # one layer's attention parameters: the formula, with the values in it
 
 
 def analyze(spec: ModelSpec, run: RunSettings) -> Analysis:
@@ -702,7 +793,7 @@ def analyze(spec: ModelSpec, run: RunSettings) -> Analysis:
         flops_per_token(spec, run.seq_len),
         training_flops(spec, run.train_tokens), inference, training,
         n_inference, n_training, cache_outgrows_weights(spec, run.batch, run.kv_dtype, run.weight_dtype),
-        [(n, usable_gib(n, run.gpu_gib, run.usable)) for n in (n_inference, n_training)])
+        [(n, usable_gib(n, run.gpu_gib, run.usable)) for n in (n_inference, n_training)], attention_formula(spec))
 
 
 def kv_curve(spec: ModelSpec, batch: int, dtype: str, weight_dtype: str | None = None, *,

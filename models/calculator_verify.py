@@ -2,7 +2,8 @@
 
 :func:`transformer_config` turns the calculator's :class:`ModelSpec` into a
 :class:`~models.transformer.TransformerConfig` (GPT-2's learned positions and biases, Llama's GQA,
-Mixtral's experts, DeepSeek-V2's MLA with query compression and its first dense layers), and
+Qwen2's q, k, v biases, Qwen3's q/k norms, Gemma 2's sandwich norms, Mixtral's experts, Qwen2-MoE's gated
+shared expert, DeepSeek-V2's MLA with query compression and its first dense layers), and
 :func:`verify` builds that :class:`~models.transformer.Transformer`, independently of the counting
 formulas in :mod:`models.calculator`:
 
@@ -36,7 +37,8 @@ def transformer_config(spec: ModelSpec, seq_len: int) -> TransformerConfig:
     mla = spec.is_mla
     moe = dict(ffn="moe", expert_ffn=spec.ffn_type, n_experts=spec.n_experts, top_k=spec.top_k,
                n_shared_experts=spec.n_shared_experts, moe_d_ff=spec.expert_ffn,
-               moe_first_dense=spec.first_dense_layers) if spec.is_moe else dict(ffn=spec.ffn_type)
+               moe_first_dense=spec.first_dense_layers,
+               moe_shared_gate=spec.shared_expert_gate) if spec.is_moe else dict(ffn=spec.ffn_type)
     attention = dict(attention="mla", kv_latent_dim=spec.kv_lora_rank, q_latent_dim=spec.q_lora_rank or None,
                      rope_dim=spec.qk_rope_head_dim, head_dim=spec.qk_nope_head_dim,
                      v_head_dim=spec.v_head_dim) if mla else dict(n_kv_heads=spec.kv_heads, head_dim=spec.hd)
@@ -44,7 +46,8 @@ def transformer_config(spec: ModelSpec, seq_len: int) -> TransformerConfig:
         if spec.learned_positions else dict(positions="rope", max_seq_len=seq_len)
     return TransformerConfig(
         vocab_size=spec.vocab_size, n_layers=spec.n_layers, d_model=spec.d_model, n_heads=spec.n_heads,
-        norm=spec.norm, d_ff=spec.ffn, ffn_bias=spec.mlp_bias, qkv_bias=spec.attn_bias, out_bias=spec.attn_bias,
+        norm=spec.norm, placement="sandwich" if spec.sandwich_norm else "pre", qk_norm=spec.qk_norm,
+        d_ff=spec.ffn, ffn_bias=spec.mlp_bias, qkv_bias=spec.attn_bias or spec.qkv_bias, out_bias=spec.attn_bias,
         tie_embeddings=spec.tied_embeddings, **attention, **moe, **positions)
 
 

@@ -121,6 +121,18 @@ CONFIGS = {
                   "first_k_dense_replace": 1, "kv_lora_rank": 512, "q_lora_rank": None, "qk_rope_head_dim": 64,
                   "qk_nope_head_dim": 128, "v_head_dim": 128, "tie_word_embeddings": False},
                  count_params(PRESETS["DeepSeek-V2-Lite"])["total"]),
+    # Qwen/Qwen3-30B-A3B and Qwen/Qwen1.5-MoE-A2.7B as published; totals: transformers' models built from them
+    # on the meta device (their cards: 30.5B total / 3.3B activated; 14.3B / 2.7B)
+    "qwen3-moe": ({"model_type": "qwen3_moe", "hidden_size": 2048, "intermediate_size": 6144,
+                   "moe_intermediate_size": 768, "num_hidden_layers": 48, "num_attention_heads": 32,
+                   "num_key_value_heads": 4, "head_dim": 128, "vocab_size": 151936, "num_experts": 128,
+                   "num_experts_per_tok": 8, "tie_word_embeddings": False, "decoder_sparse_step": 1,
+                   "mlp_only_layers": []}, 30_532_122_624),
+    "qwen1.5-moe": ({"model_type": "qwen2_moe", "hidden_size": 2048, "intermediate_size": 5632,
+                     "moe_intermediate_size": 1408, "shared_expert_intermediate_size": 5632, "num_hidden_layers": 24,
+                     "num_attention_heads": 16, "num_key_value_heads": 16, "vocab_size": 151936, "num_experts": 60,
+                     "num_experts_per_tok": 4, "tie_word_embeddings": False, "decoder_sparse_step": 1,
+                     "mlp_only_layers": []}, 14_315_784_192),
 }
 
 
@@ -365,3 +377,93 @@ def test_the_crossover_weighs_the_weights_in_their_own_dtype(weight_dtype, kv_dt
         spec, a.crossover_tokens - 1, 1, kv_dtype)
     _, _, weights_gib = kv_curve(spec, 1, kv_dtype, weight_dtype)
     assert weights_gib * GiB == pytest.approx(weights)
+
+
+# --------------------------------------------------------------------------- config.json of each family
+# A small config of each model_type (the keys its published configs use), counted by transformers itself:
+# the model built from it on the meta device, every parameter's numel summed.
+SMALL = dict(vocab_size=1000, hidden_size=64, intermediate_size=96, num_hidden_layers=3, num_attention_heads=4,
+             num_key_value_heads=2, tie_word_embeddings=False)
+FAMILIES = {
+    "llama": {}, "mistral": {}, "phi3": {"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2},
+    "qwen2": {},                                                           # q, k, v biases; none on o_proj
+    "qwen3": {"head_dim": 32},                                             # q_norm, k_norm per head
+    "gemma": {"head_dim": 16, "tie_word_embeddings": True},
+    "gemma2": {"head_dim": 16, "tie_word_embeddings": True},              # four norms per layer
+    "gemma3_text": {"head_dim": 16, "tie_word_embeddings": True},         # four norms and q/k norms
+    "starcoder2": {}, "gpt_neox": {"num_key_value_heads": None},
+    "mixtral": {"num_local_experts": 4, "num_experts_per_tok": 2},
+    "qwen2_moe": {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 24,
+                  "shared_expert_intermediate_size": 48},                   # a gated shared expert of 2 × 24
+    "qwen2_moe/first dense": {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 24,
+                              "shared_expert_intermediate_size": 24, "mlp_only_layers": [0]},
+    "qwen3_moe": {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 24, "head_dim": 16},
+    "olmoe": {"num_experts": 4, "num_experts_per_tok": 2},                 # experts intermediate_size wide
+    "deepseek_v2": {"n_routed_experts": 4, "n_shared_experts": 1, "num_experts_per_tok": 2,
+                    "moe_intermediate_size": 24, "first_k_dense_replace": 1, "kv_lora_rank": 16, "q_lora_rank": 24,
+                    "qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "v_head_dim": 16, "num_key_value_heads": 4},
+}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_familys_config_counts_as_transformers_builds_it(family):
+    """Regression: Qwen2/3-MoE and OLMoE name their experts ``num_experts``, which was not read (Qwen3-30B-A3B
+    counted as a dense 3.3B); Qwen2's q, k, v biases, Qwen3's and Gemma 3's q/k norms and Gemma 2's four norms
+    per layer were left out."""
+    transformers = pytest.importorskip("transformers")
+    model_type = family.split("/")[0]
+    config = {"model_type": model_type, **SMALL, **FAMILIES[family]}
+    hf_config = transformers.AutoConfig.for_model(model_type, **{k: v for k, v in config.items() if k != "model_type"})
+    with torch.device("meta"):
+        hf = transformers.AutoModelForCausalLM.from_config(hf_config)
+    reference = sum(p.numel() for p in hf.parameters())
+    spec = spec_from_config(json.dumps(config))
+    counted = count_params(spec)["total"]
+    if model_type == "olmoe":                         # q and k norms over all heads: not counted (module docstring)
+        assert reference - counted == 3 * (64 + 2 * 16)
+    else:
+        assert counted == reference
+    if spec.is_moe:
+        assert spec.n_experts == 4
+    built = verify(spec, seq_len=8)                   # the app's own transformer in the same shape
+    assert built.formula_params == built.built_params and built.ok
+
+
+def test_qwen_moe_dense_layers_must_come_first():
+    config = {"model_type": "qwen3_moe", **SMALL, "num_experts": 4, "num_experts_per_tok": 2}
+    assert spec_from_config(json.dumps({**config, "mlp_only_layers": [0, 1]})).first_dense_layers == 2
+    from models.checks import InputError
+    for dense in ({"mlp_only_layers": [2]}, {"decoder_sparse_step": 2}):
+        with pytest.raises(InputError, match="must be the first ones"):
+            spec_from_config(json.dumps({**config, **dense}))
+    with pytest.raises(InputError, match="whole number of experts"):
+        spec_from_config(json.dumps({**config, "model_type": "qwen2_moe", "moe_intermediate_size": 24,
+                                     "shared_expert_intermediate_size": 30}))
+
+
+@pytest.mark.parametrize("preset", ["GPT-2 (124M)", "Llama-3-8B", "DeepSeek-V2", "DeepSeek-V2-Lite"])
+def test_the_attention_formula_shown_adds_up_to_the_count(preset):
+    """Regression: DeepSeek-V2's MLA formula was shown without its query compression (q_lora_rank = 1536):
+    evaluated, 229,442,048 per layer where 149,227,520 were counted; GPT-2's left out its biases."""
+    spec = PRESETS[preset]
+    formula, values = analyze(spec, RunSettings()).attention_formula
+    per_layer = count_params(spec)["parts"]["attention"] // spec.n_layers
+    assert eval(values.replace("·", "*")) == per_layer                     # noqa: S307 (digits and + · ( ) only)
+    names = dict(d=spec.d_model, H=spec.n_heads, hd=spec.hd, n_kv=spec.kv_heads, r_q=spec.q_lora_rank,
+                 r_kv=spec.kv_lora_rank, nope=spec.qk_nope_head_dim, rope=spec.qk_rope_head_dim, v=spec.v_head_dim)
+    assert eval(formula.replace("·", "*"), {}, names) == per_layer          # noqa: S307
+
+
+def test_wide_heads_are_not_called_gqa():
+    """Regression: Gemma-7B (MHA, 16 heads of 256 = 4,096 wide at d = 3,072) was told its attention
+    misses 4·d² because GQA or MQA share K and V: it has neither; its heads are wider than d."""
+    from models.calculator import rule_check
+    gemma_7b = {"model_type": "gemma", "hidden_size": 3072, "intermediate_size": 24576, "num_hidden_layers": 28,
+                "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 256, "vocab_size": 256000}
+    check = rule_check(spec_from_config(json.dumps(gemma_7b)))
+    assert check.attention_d2 == pytest.approx(4 * 4096 / 3072)          # q, k, v, o: 4 · d · 4096 / d²
+    assert "gqa" not in check.reasons and "head_dim" in check.reasons
+    assert rule_check(PRESETS["Llama-3-8B"]).reasons[0] == "gqa"
+    from viz.calculator import summary_markdown
+    text = summary_markdown(analyze(spec_from_config(json.dumps(gemma_7b)), RunSettings()))
+    assert "H·hd = 4,096 wide, not d = 3,072" in text

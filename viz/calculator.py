@@ -142,8 +142,8 @@ def summary_markdown(a, lang: str = "en") -> str:
     L, d, H = s.n_layers, s.d_model, s.n_heads
     rows = []
     parts = " + ".join(f"{T(k)} {v:,}" for k, v in p["parts"].items() if v)
-    attn = (f"MLA: d·H·(nope+rope) + d·(r_kv+rope) + r_kv + r_kv·H·(nope+v) + H·v·d, r_kv = {s.kv_lora_rank}"
-            if s.is_mla else f"d·H·hd + 2·d·n_kv·hd + H·hd·d = {d}·{H}·{s.hd} + 2·{d}·{s.kv_heads}·{s.hd} + {H}·{s.hd}·{d}")
+    formula, values = a.attention_formula
+    attn = ("MLA: " if s.is_mla else "") + f"{formula} = {values}"
     ffn = (f"3·d·ffn (SwiGLU: gate, up, down) = 3·{d}·{s.ffn}" if s.ffn_type == "swiglu"
            else f"2·d·ffn (GELU MLP) = 2·{d}·{s.ffn}")
     lines = [S("per_layer", part=T("attention"), formula=attn), S("per_layer", part=T("ffn"), formula=ffn)]
@@ -154,7 +154,7 @@ def summary_markdown(a, lang: str = "en") -> str:
                          f"({p['active']:,})",
                          f"{parts} = **{p['total']:,}**\n\n" + "\n".join(f"- {x}" for x in lines)))
     r = a.rule
-    why = [S(f"why_{k}", n=s.n_experts) for k in r.reasons]
+    why = [S(f"why_{k}", n=s.n_experts, width=H * s.hd, d=d) for k in r.reasons]
     verdict = S("verdict_fails", reasons="; ".join(why)) if why else S("verdict_holds")
     rows.append(_details(T("h_rule"), f"{human(r.rule)} ({T('off_by', p=100 * r.off)})",
                          S("rule", L=L, d=d, rule=f"{r.rule:,}", n=f"{r.non_embedding:,}", off=100 * r.off,
