@@ -70,7 +70,7 @@ class Cast:
     """``value`` cast to a format: the stored number, its bits, and the error."""
 
     format: str
-    stored: float               # may be inf or nan (fp16 overflow, E4M3 has no inf -> nan)
+    stored: float               # inf past fp16's and E5M2's range (E4M3 has no inf: PyTorch saturates it)
     bits: str                   # most significant bit first
     abs_error: float | None
     rel_error: float | None
@@ -89,10 +89,15 @@ def bits_of(t: torch.Tensor) -> str:
 
 
 def cast(value: float, fmt: Format) -> Cast:
-    """Cast ``value`` as PyTorch does (round to nearest even; int8 rounds then saturates).
+    """Cast ``value`` to ``fmt``: a float format as PyTorch's ``.to(dtype)`` does (round to nearest even;
+    past the largest value plus half a step, fp16 and E5M2 overflow to inf and PyTorch's E4M3 saturates
+    at 448); int8 as quantisation does: round to nearest, then clamp to [−128, 127] (PyTorch's
+    ``.to(torch.int8)`` truncates toward zero and wraps instead).
 
     >>> cast(70000.0, FORMATS[1]).note, cast(70000.0, FORMATS[2]).stored
     ('overflow', 70144.0)
+    >>> cast(65519.0, FORMATS[1]).note, cast(65520.0, FORMATS[1]).note     # 65,504 + half a step of 32
+    ('rounded', 'overflow')
     """
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value \
             or abs(value) > MAX_ABS_INPUT:
@@ -106,8 +111,8 @@ def cast(value: float, fmt: Format) -> Cast:
     stored = float(t.to(torch.float64).item())
     if not math.isfinite(stored):
         note = "overflow"
-    elif abs(stored) < abs(value) and abs(stored) == facts(fmt).max:
-        note = "saturated"                       # E4M3 and int8 clamp to their largest value
+    elif _beyond_range(value, fmt):
+        note = "saturated"                       # clamped, not rounded: E4M3 and int8
     elif stored == 0 and value != 0 and fmt.is_float:
         note = "underflow to zero"
     elif stored == value:
@@ -117,6 +122,23 @@ def cast(value: float, fmt: Format) -> Cast:
     err = abs(stored - value) if math.isfinite(stored) else None
     rel = err / abs(value) if err is not None and value != 0 else None
     return Cast(fmt.name, stored, bits_of(t), err, rel, note)
+
+
+def _beyond_range(value: float, fmt: Format) -> bool:
+    """Whether rounding ``value`` to nearest would leave ``fmt``'s range: for a float, ``|value|`` at or
+    past its largest value plus half a step there (IEEE 754 rounds that to infinity); for an integer,
+    the rounded value past its ends.
+
+    >>> _beyond_range(460.0, FORMATS[3]), _beyond_range(464.0, FORMATS[3]), _beyond_range(-128.4, FORMATS[5])
+    (False, True, False)
+    """
+    if fmt.is_float:
+        largest = facts(fmt).max
+        step = 2.0 ** (math.frexp(largest)[1] - 1) * facts(fmt).eps      # the spacing of the top binade
+        return abs(value) >= largest + step / 2
+    info = torch.iinfo(fmt.dtype)
+    rounded = torch.tensor(float(value), dtype=torch.float64).round().item()
+    return not info.min <= rounded <= info.max
 
 
 def relative_errors(fmt: Format, x: torch.Tensor) -> torch.Tensor:

@@ -196,6 +196,24 @@ def test_bits_and_notes_by_hand():
         cast(float("nan"), FORMATS[0])
 
 
+@pytest.mark.parametrize("fmt,value,note,stored", [
+    ("fp16", 65510.0, "rounded", 65504.0), ("fp16", 65519.0, "rounded", 65504.0),    # below 65,504 + 32/2
+    ("fp16", 65520.0, "overflow", math.inf),
+    ("fp8 E5M2", 58000.0, "rounded", 57344.0), ("fp8 E5M2", 61440.0, "overflow", math.inf),   # 57,344 + 8,192/2
+    ("fp8 E4M3", 460.0, "rounded", 448.0), ("fp8 E4M3", 464.0, "saturated", 448.0),  # 448 + 32/2: no inf
+    ("fp8 E4M3", 1000.0, "saturated", 448.0),
+    ("int8", 2.7, "rounded", 3.0), ("int8", -127.6, "rounded", -128.0), ("int8", -128.6, "saturated", -128.0), ("int8", -300.0, "saturated", -128.0),
+])
+def test_rounding_to_the_largest_value_is_not_saturation(fmt, value, note, stored):
+    """Regression: 65,510 in fp16 was called saturated (it rounds to 65,504, as 65,520 rounds to inf: IEEE's
+    threshold is the largest value plus half a step), and int8's clamp at −128 was called rounding."""
+    target = next(f for f in FORMATS if f.name == fmt)
+    c = cast(value, target)
+    assert (c.note, c.stored) == (note, stored)
+    if target.is_float:                                                   # what torch's own cast stores
+        assert torch.tensor([value], dtype=torch.float64).to(target.dtype).double().item() == stored
+
+
 # ------------------------------------------------------------------- compute
 @pytest.mark.parametrize("m,n,k", [(1, 1, 1), (2, 3, 4), (7, 64, 33), (128, 16, 256)])
 def test_two_m_n_k_equals_flop_counter(m, n, k):
