@@ -143,6 +143,8 @@ def guarded(fn: Callable, outputs: Mapping[str, gr.components.Component] | None 
         unknown = set(result) - set(outputs)
         if unknown:
             raise KeyError(f"{fn.__name__} returned outputs {sorted(unknown)} it is not wired to")
+        if not result:                          # nothing to change (Gradio reads an empty dict as one value)
+            return {component: gr.skip() for component in outputs.values()}
         return {outputs[name]: value for name, value in result.items()}
 
     def start(args: tuple, kwargs: dict) -> tuple[tuple, dict, str]:

@@ -162,6 +162,19 @@ def wait_until_still(page, selector: str, *, quiet_ms: int = 2500, timeout: floa
     return page.locator(selector).input_value()
 
 
+def errors_seen(page):
+    """Start recording every error toast the page shows, even one closed a moment later (the learner's
+    next click closes the errors shown before it, components/toasts.py); returns a function that reads
+    the messages recorded so far."""
+    page.evaluate("""() => {
+        window.__errorsSeen = new Set();
+        const record = () => document.querySelectorAll(".toast-body.error .toast-message-item, .toast-body.error")
+            .forEach((el) => { const text = el.textContent.trim(); if (text) window.__errorsSeen.add(text); });
+        new MutationObserver(record).observe(document.body, { childList: true, subtree: true, characterData: true });
+    }""")
+    return lambda: page.evaluate("() => [...window.__errorsSeen]")
+
+
 @pytest.fixture
 def shot(tmp_path_factory, request):
     """``shot(page, name)`` saves a full-page screenshot under the pytest tmp dir and returns its path."""
