@@ -344,8 +344,12 @@ def first_draw(corpus: dict, view: dict, request: gr.Request = None) -> dict:
     return last
 
 
-def set_custom() -> dict:
-    """Editing the training text makes it the corpus."""
+def set_custom(corpus: str = "en", text: str = "") -> dict:
+    """Editing the training text (typing, pasting, deleting) makes it the corpus; the box filled with the
+    chosen preset's text (by a training run, or the first draw) leaves the choice as it is."""
+    from models.bpe_trace import load_corpus
+    if corpus == "custom" or corpus not in CORPUS_CHOICES or text.replace("\r\n", "\n") == load_corpus(corpus):
+        return {}
     return {"corpus": "custom"}
 
 
@@ -420,7 +424,8 @@ def build() -> dict:
     # number typed in its box retrains on Enter; a change made while training runs is not dropped.
     trained = gr.on([ui.train.click, ui.corpus.input, ui.merges.input, ui.split.input, ui.tie.input],
                     api_name="bpe_train", trigger_mode="always_last", **main)
-    ui.text.input(**event(set_custom, ui, ("corpus",)), **private)
+    # Gradio's input event misses a paste and a deletion: every change of the box is checked instead.
+    ui.text.change(**event(set_custom, ui, ("corpus",)), trigger_mode="always_last", **private)
     uploaded = ui.upload.upload(**event(read_upload, ui, ("text", "corpus")), api_visibility="private").success(
         api_visibility="private", **main)
     ui.stop.click(None, None, None, cancels=[trained, uploaded])

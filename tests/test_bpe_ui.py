@@ -85,3 +85,24 @@ def test_chinese_ui_and_a_file_that_is_not_utf8(browser, server_url, shot, tmp_p
                                                               timeout=15_000)       # in Chinese
     expect(page.locator("#bpe_granularity_table")).to_contain_text("按空格切分的词")
     context.close()
+
+
+def test_pasted_training_text_becomes_the_corpus(page, server_url):
+    """Regression: a paste (or a deletion) into the training text fired no input event in Gradio 6, so
+    the corpus stayed on the preset and Train trained on it, then filled the box with it: the paste was lost."""
+    open_tab(page, server_url)
+    expect(page.locator("#bpe_status")).to_contain_text("99,979 bytes", timeout=60_000)     # English prose
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    pasted = "low lower lowest newer " * 50                                    # 1,150 bytes
+    box = page.locator("#bpe_text textarea")
+    box.click()
+    page.keyboard.press("Control+A")
+    page.evaluate("text => navigator.clipboard.writeText(text)", pasted)
+    page.keyboard.press("Control+V")
+    expect(page.locator("#bpe_corpus input[value=custom]")).to_be_checked(timeout=15_000)
+    page.locator("#bpe_train").click()
+    expect(page.locator("#bpe_status")).to_contain_text("on 1,150 bytes", timeout=60_000)
+    assert box.input_value() == pasted
+    page.locator("#bpe_corpus label").filter(has_text="Chinese").click()        # a preset again: the box follows
+    expect(page.locator("#bpe_status")).to_contain_text("32,387 bytes", timeout=60_000)
+    expect(page.locator("#bpe_corpus input[value=zh]")).to_be_checked()
