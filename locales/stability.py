@@ -49,7 +49,8 @@ STRINGS = {
         "stability_prob": "probability", "stability_logit": "logit x",
         "stability_overflow_row": "**{dtype}**: exp(x) is finite up to x = {largest}; naive Σ exp(x) = {total}, "
                                   "naive softmax {naive}, stable softmax {stable}",
-        "stability_ok": "finite", "stability_overflowed": "**overflowed (inf/NaN)**",
+        "stability_ok": "finite, sums to 1", "stability_overflowed": "**overflowed (inf/NaN)**",
+        "stability_sum_lost": "**broken: every value finite, but they sum to {total}** (exp(x) / inf = 0)",
         "stability_variant_plain": "no fix", "stability_variant_qk_norm": "QK-norm",
         "stability_variant_z_loss": "z-loss", "stability_variant_both": "QK-norm + z-loss",
         "stability_final_loss": "final loss (nats)", "stability_diverged": "diverged",
@@ -108,7 +109,8 @@ STRINGS = {
         "stability_prob": "概率", "stability_logit": "logit x",
         "stability_overflow_row": "**{dtype}**：x 不超过 {largest} 时 exp(x) 有限；朴素 Σ exp(x) = {total}，"
                                   "朴素 softmax {naive}，稳定 softmax {stable}",
-        "stability_ok": "有限", "stability_overflowed": "**溢出（inf/NaN）**",
+        "stability_ok": "有限，和为 1", "stability_overflowed": "**溢出（inf/NaN）**",
+        "stability_sum_lost": "**失效：每个值都有限，但它们的和是 {total}**（exp(x) / inf = 0）",
         "stability_variant_plain": "不加修正", "stability_variant_qk_norm": "QK-norm",
         "stability_variant_z_loss": "z-loss", "stability_variant_both": "QK-norm + z-loss",
         "stability_final_loss": "最终损失（nats）", "stability_diverged": "发散",

@@ -89,8 +89,10 @@ class OverflowResult:
     """The same logits through softmax in each dtype, naive and max-subtracted.
 
     ``probs[dtype][method]``: the probabilities as computed (may hold ``inf``/``nan``: that is the point);
-    ``finite[dtype][method]``: whether all of them are finite; ``largest_logit[dtype]``: ``ln(max)``, the
-    largest x whose exp(x) is finite in that dtype.
+    ``finite[dtype][method]``: whether all of them are finite; ``prob_sum[dtype][method]``: their sum
+    (float64); ``largest_logit[dtype]``: ``ln(max)``, the largest x whose exp(x) is finite in that dtype.
+    A softmax can fail with every value finite: once Σ exp(x) overflows while each exp(x) does not, every
+    ``exp(x) / inf`` is 0 (float16 from x ≈ 10.8 here): :meth:`broken` says either.
     """
 
     logits: list[float]
@@ -99,6 +101,12 @@ class OverflowResult:
     exp_sum: dict[str, float]                        # the naive path's Σ exp(x) in each dtype
     largest_logit: dict[str, float]
     timing: Timing
+    prob_sum: dict[str, dict[str, float]] = field(default_factory=dict)
+
+    def broken(self, dtype: str, method: str) -> bool:
+        """Not a distribution: a value inf or NaN, or the values not summing to 1 (within half precision's
+        rounding of a few terms, 0.01)."""
+        return not self.finite[dtype][method] or abs(self.prob_sum[dtype][method] - 1) > 1e-2
 
 
 OVERFLOW_PATTERN = (1.0, 0.9, 0.7, 0.4, 0.0, -0.3, -0.6, -1.0)   # logits = scale · pattern
@@ -111,12 +119,15 @@ def softmax_overflow(scale: float = 12.0, *, device=None) -> OverflowResult:
     >>> r = softmax_overflow(12.0)
     >>> r.finite["float16"], r.finite["float32"]["naive"], round(r.largest_logit["float16"], 2)
     ({'naive': False, 'stable': True}, True, 11.09)
+    >>> r = softmax_overflow(11.0)                  # each exp(x) finite in float16, their sum not: all 0
+    >>> r.finite["float16"]["naive"], r.prob_sum["float16"]["naive"], r.broken("float16", "naive")
+    (True, 0.0, True)
     """
     scale = number("stability_logit_scale", scale, 0, STAB_MAX_LOGIT_SCALE)
     device = resolve_device(device)
     with timed(device) as watch:
         x = torch.tensor(OVERFLOW_PATTERN, dtype=torch.float32, device=device) * scale     # (n,)
-        probs, finite, sums, largest = {}, {}, {}, {}
+        probs, finite, sums, largest, prob_sum = {}, {}, {}, {}, {}
         for name in DTYPES:
             dtype = getattr(torch, name)
             xd = x.to(dtype)
@@ -126,9 +137,10 @@ def softmax_overflow(scale: float = 12.0, *, device=None) -> OverflowResult:
             stable = shifted / shifted.sum()
             probs[name] = {"naive": naive.float().tolist(), "stable": stable.float().tolist()}
             finite[name] = {k: bool(torch.isfinite(v).all()) for k, v in (("naive", naive), ("stable", stable))}
+            prob_sum[name] = {k: float(v.double().sum()) for k, v in (("naive", naive), ("stable", stable))}
             sums[name] = float(e.sum())
             largest[name] = math.log(torch.finfo(dtype).max)
-    return OverflowResult(x.tolist(), probs, finite, sums, largest, watch.timing)
+    return OverflowResult(x.tolist(), probs, finite, sums, largest, watch.timing, prob_sum)
 
 
 # --- the sweep -----------------------------------------------------------------------------------------

@@ -163,3 +163,19 @@ def test_bad_settings_say_what_is_wrong(settings, key):
 def test_overflow_scale_is_checked():
     with pytest.raises(InputError, match="logit scale"):
         softmax_overflow(1e6)
+
+
+def test_a_softmax_whose_sum_overflowed_is_broken_though_finite():
+    """Regression: at a largest logit of 11, float16's Σ exp(x) overflows while each exp(x) is finite, so
+    the naive softmax is all zeros; the tab called it finite."""
+    from viz.stability import overflow_summary
+    r = softmax_overflow(11.0)
+    x = np.array(r.logits, dtype=np.float16)
+    with np.errstate(over="ignore"):
+        e = np.exp(x)
+        naive = e / e.sum(dtype=np.float16)                                # numpy: each finite, all 0
+    assert np.isfinite(e).all() and np.isinf(e.sum(dtype=np.float16)) and not naive.any()
+    assert r.finite["float16"]["naive"] and r.prob_sum["float16"]["naive"] == 0
+    assert r.broken("float16", "naive") and not r.broken("float16", "stable") and not r.broken("float32", "naive")
+    line = next(row for row in overflow_summary(r, "en").splitlines() if row.startswith("- **float16**"))
+    assert "naive softmax **broken: every value finite, but they sum to 0**" in line

@@ -55,6 +55,8 @@ def overflow_figure(result, lang: str) -> PlainFigure:
                          "offsetgroup": method, "hovertemplate": "x = %{x}<br>p = %{y:.4g}<extra></extra>",
                          **axis_ref(i)})
             bad = [(xi, _bad(p)) for xi, p in zip(x, probs) if not math.isfinite(p)]
+            if not bad and result.broken(dtype, method):                  # finite, yet not a distribution
+                bad = [(x[len(x) // 2], f"Σ p = {_fmt(result.prob_sum[dtype][method], 3)}")]
             if bad:
                 data.append({"type": "scatter", "mode": "text", "x": [b[0] for b in bad], "y": [0.95] * len(bad),
                              "text": [b[1] for b in bad], "textfont": {"color": OVERFLOWED, "size": 13},
@@ -65,11 +67,19 @@ def overflow_figure(result, lang: str) -> PlainFigure:
     return plain_figure(data, layout)
 
 
+def _verdict(result, dtype: str, method: str, lang: str) -> str:
+    if not result.finite[dtype][method]:
+        return tr(lang, "stability_overflowed")
+    if result.broken(dtype, method):
+        return tr(lang, "stability_sum_lost", total=_fmt(result.prob_sum[dtype][method], 3))
+    return tr(lang, "stability_ok")
+
+
 def overflow_summary(result, lang: str) -> str:
-    """Markdown: per dtype whether the naive path stayed finite, and its largest finite logit."""
+    """Markdown: per dtype whether each path gave a distribution (finite, summing to 1), and its largest
+    finite logit."""
     lines = [tr(lang, "stability_overflow_row", dtype=d, largest=f"{result.largest_logit[d]:.2f}",
-                naive=tr(lang, "stability_ok" if result.finite[d]["naive"] else "stability_overflowed"),
-                stable=tr(lang, "stability_ok" if result.finite[d]["stable"] else "stability_overflowed"),
+                naive=_verdict(result, d, "naive", lang), stable=_verdict(result, d, "stable", lang),
                 total=_fmt(result.exp_sum[d], 4) if math.isfinite(result.exp_sum[d]) else _bad(result.exp_sum[d]))
              for d in result.probs]
     return "\n".join(f"- {line}" for line in lines)
