@@ -72,6 +72,8 @@ if __name__ != "__mp_main__":
 
 CSS = """
 .device-line textarea { font-family: ui-monospace, monospace; font-size: 0.85em; }
+/* A label naming a config key ("num_key_value_heads") breaks inside it rather than run out of a narrow field. */
+[data-testid="block-info"] { overflow-wrap: anywhere; }
 .mono textarea { font-family: ui-monospace, monospace; }
 .bpe-table table { font-size: 0.9em; }
 .bpe-table td, .bpe-table th { padding: 2px 10px; }

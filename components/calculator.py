@@ -116,7 +116,8 @@ def build() -> dict:
     gr.Markdown(t("calc_intro"))
     with gr.Row():
         with gr.Column(scale=1, min_width=320):
-            ui.preset = Dropdown([*PRESETS, *TINY_PRESETS, ("custom", "custom")], value=DEFAULT_PRESET,
+            ui.preset = Dropdown([*PRESETS, *((t(f"calc_tiny_{v}"), name) for name, v in TINY_PRESETS.items()),
+                                  (t("calc_custom"), "custom")], value=DEFAULT_PRESET,
                                  label=t("calc_preset"), elem_id="calc_preset")
             with gr.Accordion(t("calc_paste"), open=False):
                 ui.config = gr.Textbox(lines=6, label=t("calc_json"), max_length=CALC_MAX_JSON_CHARS,

@@ -12,6 +12,7 @@ from components.widgets import CheckboxGroup, Dropdown, Number, Radio, Slider
 from components.wiring import event, join_draws
 from locales import tr
 from models.checks import choice, number, whole
+from models.device import Timing
 from models.limits import (CALC_MAX_PARAMS, MATMUL_DTYPES, MATMUL_SWEEPS, MFU_MAX_BATCH, MFU_MAX_D_MODEL,
                            MFU_MAX_HEADS, MFU_MAX_LAYERS, MFU_MAX_SEQ_LEN, MFU_MAX_STEPS, TENSOR_MAX_OPS,
                            TENSOR_MAX_OPS_CHARS)
@@ -44,7 +45,8 @@ def tensor_layout(shape: str = DEFAULT_SHAPE, ops: str = DEFAULT_OPS, step: int 
     done = [s for s in trace.steps if s.ok and s.index <= shown][-1]
     out = {"memory": memory_figure(trace.steps, lang), "view": view_figure(done, lang),
            "table": steps_markdown(trace.steps, lang)}
-    out["device"] = f"cpu · {(time.perf_counter() - start) * 1e3:.1f} ms ({len(trace.steps) - 1} ops, figures included)"
+    out["device"] = tr(lang, "tensors_device", timing=Timing("cpu", (time.perf_counter() - start) * 1e3),
+                       ops=len(trace.steps) - 1)
     return out
 
 

@@ -6,6 +6,7 @@ _OPS = "view, reshape, transpose, permute, t, expand, unsqueeze, squeeze, flatte
 STRINGS = {
     "en": {
         "tab_tensors": "Tensors",
+        "tensors_device": "{timing} ({ops} ops, figures included)",
         "tensors_intro": "A tensor is a strip of memory read through a shape, a stride and an offset; its cost is "
                          "counted in FLOPs and judged against what the hardware can do.",
         "tensors_sub_layout": "Layout: storage, stride, view",
@@ -227,6 +228,7 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
     },
     "zh-CN": {
         "tab_tensors": "张量",
+        "tensors_device": "{timing}（{ops} 个操作，含绘图）",
         "tensors_intro": "张量就是一段内存，按形状、步长和偏移去读；它的计算开销按 FLOPs 计数，再与硬件的能力对照。",
         "tensors_sub_layout": "布局：存储、步长、视图",
         "tensors_sub_formats": "数值格式",

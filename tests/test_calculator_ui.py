@@ -14,6 +14,12 @@ def test_preset_and_config(page, server_url, shot):
     page.get_by_role("tab", name="Calculator").click()
     summary = page.locator("#calc_summary")
     expect(summary).to_contain_text("8,030,261,248", timeout=30_000)          # Llama-3-8B on load
+    # Regression: "KV heads (num_key_value_heads)" ran out of its field, cut at "num_key_value_hea".
+    cut = page.evaluate("""() => [...document.querySelectorAll("[id^=calc_] [data-testid=block-info]")]
+        .filter((label) => label.offsetParent !== null)
+        .filter((label) => label.getBoundingClientRect().right > label.closest("[id^=calc_]").getBoundingClientRect().right + 1)
+        .map((label) => label.textContent.trim())""")
+    assert cut == []
     page.locator("#calc_seq input").fill("8192")                              # any field, right after opening
     page.locator("#calc_seq input").press("Enter")
     expect(summary).to_contain_text("KV cache: 1.00 GiB", timeout=15_000)     # 2·32·8·128·8192·2 B
@@ -26,7 +32,7 @@ def test_preset_and_config(page, server_url, shot):
     # values" error; the next preset's event runs after it, so no toast once it has drawn covers it.
     errors = errors_seen(page)
     page.locator("#calc_preset input").click()
-    page.get_by_role("option", name="custom", exact=True).click()
+    page.get_by_role("option", name="custom (edited)", exact=True).click()
     page.locator("#calc_preset input").click()
     page.get_by_role("option", name="Mixtral-8x7B").click()
     expect(summary).to_contain_text("46,702,792,704", timeout=15_000)
@@ -48,4 +54,4 @@ def test_preset_and_config(page, server_url, shot):
     page.locator("#calc_json textarea").fill(json.dumps(config))
     page.locator("#calc_load").click()
     expect(summary).to_contain_text("124,439,808", timeout=15_000)
-    expect(page.locator("#calc_preset input")).to_have_value("custom")
+    expect(page.locator("#calc_preset input")).to_have_value("custom (edited)")

@@ -139,3 +139,11 @@ def test_mfu_bad_sizes_in_the_pages_language(client, zh):
         zh.predict(n_layers=12, d_model=1024, n_heads=16, seq_len=512, batch=64, steps=50, api_name="/compute_mfu")
     with pytest.raises(AppError, match="d_model = 4"):
         client.predict(d_model=4, api_name="/compute_mfu")
+
+
+def test_the_layout_device_line_speaks_the_pages_language(client, zh):
+    """Regression: "(2 ops, figures included)" stayed English on the Chinese page."""
+    *_, device = client.predict(shape="4, 6", ops="transpose(0, 1)\ncontiguous()", api_name="/tensor_layout")
+    assert device.endswith("(2 ops, figures included)")
+    *_, device = zh.predict(shape="4, 6", ops="transpose(0, 1)\ncontiguous()", api_name="/tensor_layout")
+    assert device.endswith("（2 个操作，含绘图）") and "ops" not in device
