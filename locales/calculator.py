@@ -160,7 +160,7 @@ STRINGS = {
         "calc_err_paste": "paste the text of a config.json",
         "calc_err_json_long": "the config is {n:,} characters: at most {limit:,}",
         "calc_err_json": "not valid JSON: {msg} at line {line}, column {col}",
-        "calc_err_json_object": "a config.json is a JSON object ({{...}})",
+        "calc_err_json_object": "a config.json is a JSON object: { \"hidden_size\": …, … }, not a list, a number or a string",
         "calc_err_config_lacks": "the config lacks {keys}",
         "calc_err_shared_width": "shared_expert_intermediate_size = {width} is not a whole number of experts of "
                                  "width {expert}: this calculator counts shared experts of the routed experts' width",
@@ -301,7 +301,7 @@ STRINGS = {
         "calc_err_paste": "请粘贴一个 config.json 的文本",
         "calc_err_json_long": "这个配置有 {n:,} 个字符：最多 {limit:,} 个",
         "calc_err_json": "不是有效的 JSON：第 {line} 行第 {col} 列，{msg}",
-        "calc_err_json_object": "config.json 应是一个 JSON 对象（{{...}}）",
+        "calc_err_json_object": "config.json 应是一个 JSON 对象：{ \"hidden_size\": …, … }，而不是列表、数字或字符串",
         "calc_err_config_lacks": "配置缺少 {keys}",
         "calc_err_shared_width": "shared_expert_intermediate_size = {width} 不是宽度为 {expert} 的专家的整数倍："
                                  "本计算器按路由专家的宽度计算共享专家",

@@ -143,7 +143,7 @@ def test_config_json_parsing(name):
 
 
 @pytest.mark.parametrize("text,match", [
-    ("", "paste"), ("{not json", "not valid JSON"), ("[1, 2]", "JSON object"),
+    ("", "paste"), ("{not json", "not valid JSON"), ("[1, 2]", r'JSON object: \{ "hidden_size"'),   # braces once
     ('{"hidden_size": 64}', "lacks num_hidden_layers"),
     ('{"hidden_size": 100, "num_hidden_layers": 2, "num_attention_heads": 3, "vocab_size": 10}', "must divide d_model"),
     ('{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 3, "vocab_size": 10}',
