@@ -219,6 +219,9 @@ def test_step_outside_the_trained_range(client):
     assert learned < 40
     with pytest.raises(AppError, match=f"step = {learned + 2}: must be a whole number from 0 to {learned}"):
         step(client, learned + 2)                                   # the range is this session's merges
+    # Regression: past the slider's own maximum (5,000) the message gave that range instead.
+    with pytest.raises(AppError, match=f"step = 9999: must be a whole number from 0 to {learned}"):
+        step(client, 9999)
 
 
 def test_the_backend_checks_the_step_too():
