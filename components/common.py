@@ -13,23 +13,42 @@ from components.worker import low_priority  # noqa: F401 (the tabs run long work
 HEAVY = dict(concurrency_id="heavy", concurrency_limit=2)
 
 
-def stopped(status: str | None, request: gr.Request = None) -> str:
-    """A long run's status line once Stop has ended it: said so first, what it showed last kept.
+ENDED = ("■", "✓")                 # how a status line that Stop or the run's end has marked begins
 
-    >>> stopped("66 / 300 · cpu · 12 ms")
-    '■ Stopped · 66 / 300 · cpu · 12 ms'
+
+def stopped(status: str | None, request: gr.Request = None) -> str:
+    """A long run's status line once Stop has ended it: said so first, what it showed last kept; a run
+    that had already ended keeps its line.
+
+    >>> stopped("66 / 300 · cpu · 12 ms"), stopped("✓ Done · 300 / 300")
+    ('■ Stopped · 66 / 300 · cpu · 12 ms', '✓ Done · 300 / 300')
     """
+    if status and status.lstrip().startswith(ENDED):
+        return status
     said = tr(lang_of(request), "run_stopped")
     return f"■ {said} · {status}" if status else f"■ {said}"
+
+
+def finished(status: str | None, request: gr.Request = None) -> str:
+    """A long run's status line once it has run to its end, said so first.
+
+    >>> finished("300 / 300 · cpu · 12 ms")
+    '✓ Done · 300 / 300 · cpu · 12 ms'
+    """
+    if not status or status.lstrip().startswith(ENDED):
+        return status or ""
+    return f"✓ {tr(lang_of(request), 'run_done')} · {status}"
 
 
 def stop_button(stop: gr.Button, run, status: gr.components.Component) -> None:
     """``stop`` cancels ``run`` (its worker ends) and marks ``status`` as stopped: the figures keep the
     steps run so far, and nothing else would say the run is over. Two listeners: when the page's cancel
     request fails (a loaded server answers it late), the event holding it fails too, and its outputs
-    would show "Error" instead of the status."""
+    would show "Error" instead of the status. A run that ends by itself is marked done, so that a Stop
+    pressed after it does not call it stopped."""
     stop.click(None, None, None, cancels=[run], api_visibility="private")
     stop.click(stopped, status, status, api_visibility="private", show_progress="hidden")
+    run.success(finished, status, status, api_visibility="private", show_progress="hidden")
 
 
 def device_line(elem_id: str | None = None) -> gr.Textbox:

@@ -71,6 +71,9 @@ def test_ffn_routing_and_training(page, server_url, shot):
     expect(page.locator("#moe_train_status")).to_contain_text("20 / 20", timeout=300_000)
     expect(page.locator("#moe_train_chars .js-plotly-plot")).to_be_visible(timeout=30_000)
     assert page.locator("#moe_train_load .js-plotly-plot").evaluate("g => g.data.length") == 2   # run and twin
+    # The run's end is said, so that a Stop pressed after it leaves the line (components.common.stopped:
+    # it said "Stopped · step 20 / 20").
+    expect(page.locator("#moe_train_status")).to_contain_text(re.compile(r"^\s*✓ Done · "), timeout=30_000)
     shot(page, "moe-train-en")
 
 

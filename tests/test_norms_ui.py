@@ -53,7 +53,8 @@ def test_depth_and_placement_change_the_plot_and_training_streams(page, server_u
     set_slider(page, "norm_warmup", 5)
     page.locator("#norm_train").click()
     expect(page.locator(TRAIN)).to_be_visible(timeout=60_000)
-    expect(page.locator("#norm_train_status").locator("input, textarea")).to_have_value(re.compile(r"^10 / 10"), timeout=400_000)
+    expect(page.locator("#norm_train_status").locator("input, textarea")).to_have_value(re.compile(r"^✓ Done · 10 / 10"),
+                                                                                 timeout=400_000)
     assert page.locator(TRAIN).evaluate("g => g._fullData.filter(t => t.mode === 'lines').length") == 8
     expect(page.locator("#norm_stop")).to_be_visible()
     expect(page.locator(".toast-body")).to_have_count(0)
