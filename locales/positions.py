@@ -5,7 +5,7 @@ from models.limits import POS_MAX_HEAD_DIM
 STRINGS = {
     "en": {
         "tab_positions": "Positions (RoPE)",
-        "pos_intro": "Without a causal mask, attention alone cannot tell “天气晴朗，适合露营” from “露营晴朗，适合天气”: "
+        "pos_intro": "Without a causal mask, attention alone cannot tell “the dog bit the man” from “the man bit the dog”: "
                      "to it the input is a bag of tokens. A causal decoder can infer position even without an "
                      "encoding (NoPE: token i attends over i + 1 tokens, and that count shows through), but models "
                      "still put position in explicitly. Here RoPE rotates q and k by their positions; the last view "
