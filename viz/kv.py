@@ -162,12 +162,12 @@ def growth_figure(capacity: int, formula: str, bytes_per_token: float, others: d
     if not ms_cached:
         layout["annotations"].append({"x": 0.78, "y": 0.5, "xref": "paper", "yref": "paper", "showarrow": False,
                                       "text": tr(lang, "kv_fig_press"), "font": {"color": OTHERS, "size": 13}})
-    # Both axes start at 0: their "0" labels met at the origin without a standoff.
+    # The y axes start at 0: their "0" met the first x label at each panel's corner without a standoff.
     layout["xaxis"].update(title={"text": tr(lang, "kv_fig_tokens_cached")}, range=[0, capacity * 1.12],
                            ticklabelstandoff=4)
     layout["yaxis"].update(title={"text": tr(lang, "kv_fig_bytes")}, rangemode="tozero", ticklabelstandoff=4)
-    layout["xaxis2"].update(title={"text": tr(lang, "kv_fig_context")})
-    layout["yaxis2"].update(title={"text": tr(lang, "kv_fig_ms")}, rangemode="tozero")
+    layout["xaxis2"].update(title={"text": tr(lang, "kv_fig_context")}, ticklabelstandoff=4)
+    layout["yaxis2"].update(title={"text": tr(lang, "kv_fig_ms")}, rangemode="tozero", ticklabelstandoff=8)
     layout["legend"] = {"orientation": "h", "y": -0.22, "x": 0}
     layout["margin"] = {**layout["margin"], "b": 110}
     return figure(data, layout)
