@@ -12,7 +12,6 @@ from components.widgets import CheckboxGroup, Dropdown, Number, Radio, Slider
 from components.wiring import event, join_draws
 from locales import tr
 from models.checks import choice, number, whole
-from models.device import Timing
 from models.limits import (CALC_MAX_PARAMS, MATMUL_DTYPES, MATMUL_SWEEPS, MFU_MAX_BATCH, MFU_MAX_D_MODEL,
                            MFU_MAX_HEADS, MFU_MAX_LAYERS, MFU_MAX_SEQ_LEN, MFU_MAX_STEPS, TENSOR_MAX_OPS,
                            TENSOR_MAX_OPS_CHARS)
@@ -35,6 +34,7 @@ def tensor_layout(shape: str = DEFAULT_SHAPE, ops: str = DEFAULT_OPS, step: int 
                   request: gr.Request = None) -> dict:
     """The ``/tensor_layout`` endpoint: replay ``ops`` on ``arange`` in ``shape``; the storage strip of
     every step, the elements of step ``step`` (the last when past the end), the table, the device line."""
+    from models.device import Timing
     from models.tensors import replay
     from viz.tensors import memory_figure, steps_markdown, view_figure
 
