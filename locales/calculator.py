@@ -160,13 +160,15 @@ STRINGS = {
         "calc_err_paste": "paste the text of a config.json",
         "calc_err_json_long": "the config is {n:,} characters: at most {limit:,}",
         "calc_err_json": "not valid JSON: {msg} at line {line}, column {col}",
-        "calc_err_json_object": "a config.json is a JSON object: { \"hidden_size\": …, … }, not a list, a number or a string",
+        "calc_err_json_object": "a config.json is a JSON object (\"key\": value pairs), not a list, a number or a string",
         "calc_err_config_lacks": "the config lacks {keys}",
         "calc_err_shared_width": "shared_expert_intermediate_size = {width} is not a whole number of experts of "
                                  "width {expert}: this calculator counts shared experts of the routed experts' width",
         "calc_err_dense_layers": "the dense layers (mlp_only_layers, decoder_sparse_step) must be the first ones: "
                                  "this calculator counts dense layers before MoE layers only",
         "calc_err_shared_gate": "shared_expert_gate gates the shared experts: set n_shared_experts ≥ 1",
+        "calc_err_mla_extras": "MLA (kv_lora_rank > 0) here has no attention biases and no q/k norms, as "
+                               "DeepSeek's: untick attn_bias, qkv_bias and qk_norm",
         "calc_err_too_many_modules": "{name} has too many modules to build here (~{linears:,} linear layers; "
                                      "verification builds up to {limit:,})",
         "term_calc_seq_len": "context length", "term_calc_batch": "batch", "term_calc_weight_dtype": "weights dtype",
@@ -301,13 +303,15 @@ STRINGS = {
         "calc_err_paste": "请粘贴一个 config.json 的文本",
         "calc_err_json_long": "这个配置有 {n:,} 个字符：最多 {limit:,} 个",
         "calc_err_json": "不是有效的 JSON：第 {line} 行第 {col} 列，{msg}",
-        "calc_err_json_object": "config.json 应是一个 JSON 对象：{ \"hidden_size\": …, … }，而不是列表、数字或字符串",
+        "calc_err_json_object": "config.json 应是一个 JSON 对象（\"键\": 值 的集合），而不是列表、数字或字符串",
         "calc_err_config_lacks": "配置缺少 {keys}",
         "calc_err_shared_width": "shared_expert_intermediate_size = {width} 不是宽度为 {expert} 的专家的整数倍："
                                  "本计算器按路由专家的宽度计算共享专家",
         "calc_err_dense_layers": "稠密层（mlp_only_layers、decoder_sparse_step）必须是最前面的几层："
                                  "本计算器只计算位于 MoE 层之前的稠密层",
         "calc_err_shared_gate": "shared_expert_gate 是共享专家的门控：请设置 n_shared_experts ≥ 1",
+        "calc_err_mla_extras": "这里的 MLA（kv_lora_rank > 0）与 DeepSeek 一样没有注意力偏置和 q/k 归一化："
+                               "请取消 attn_bias、qkv_bias 和 qk_norm",
         "calc_err_too_many_modules": "{name} 的模块太多，无法在这里构建（约 {linears:,} 个线性层；核对最多构建 {limit:,} 个）",
         "term_calc_seq_len": "上下文长度", "term_calc_batch": "批大小", "term_calc_weight_dtype": "权重数据类型",
         "term_calc_kv_dtype": "KV 缓存数据类型", "term_calc_train_tokens": "训练词元数",

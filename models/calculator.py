@@ -103,6 +103,8 @@ class ModelSpec:
             for name in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
                 check(name, getattr(self, name), 1, CALC_MAX_DIM)
             check("q_lora_rank", self.q_lora_rank, 0, CALC_MAX_DIM)
+            if self.attn_bias or self.qkv_bias or self.qk_norm:            # DeepSeek's MLA has none of them
+                raise InputError("calc_err_mla_extras")
         if count_params(self)["total"] > CALC_MAX_PARAMS:
             raise InputError("calc_err_too_big", name=self.name, limit=CALC_MAX_PARAMS)
 
@@ -163,8 +165,8 @@ def _attention_params(spec: ModelSpec) -> int:
 
 def attention_formula(spec: ModelSpec) -> tuple[str, str]:
     """One layer's attention parameters as a formula and with ``spec``'s values in it: the two sides of
-    what :func:`count_params` adds up (biases and per-head q/k norms included; DeepSeek's query
-    compression when it has one).
+    what :func:`count_params` adds up as attention (biases included; DeepSeek's query compression when it
+    has one; q/k norms are counted with the norms).
 
     >>> attention_formula(PRESETS["GPT-2 (124M)"])
     ('d·H·hd + 2·d·n_kv·hd + H·hd·d + (H·hd + 2·n_kv·hd) + d', '768·12·64 + 2·768·12·64 + 12·64·768 + (12·64 + 2·12·64) + 768')
@@ -543,9 +545,9 @@ ARCHITECTURES = {
     "phi": dict(gated=False, norm="layernorm", bias=True),            # PhiMLP: fc1, fc2 (gelu_new)
     "starcoder2": dict(gated=False, norm="layernorm", bias=True),     # c_fc, c_proj (gelu_pytorch_tanh)
     "gemma": dict(gated=True, tied=True),                             # GemmaMLP: gate, up, down (GELU)
-    "gemma2": dict(gated=True, tied=True),
+    "gemma2": dict(gated=True, tied=True, sandwich=True),             # a norm before and after each sublayer
     # Gemma 3's published configs leave out the fields equal to Gemma3TextConfig's defaults
-    "gemma3_text": dict(gated=True, tied=True, defaults=dict(
+    "gemma3_text": dict(gated=True, tied=True, sandwich=True, qk_norm=True, defaults=dict(
         vocab_size=262_208, hidden_size=2304, intermediate_size=9216, num_hidden_layers=26,
         num_attention_heads=8, num_key_value_heads=4, head_dim=256)),
     "phi3": dict(gated=True),                                         # fused gate_up_proj, down_proj (SiLU)
@@ -557,8 +559,6 @@ ARCHITECTURES = {
     "qwen3": dict(gated=True, qk_norm=True), "qwen3_moe": dict(gated=True, qk_norm=True),
     "olmoe": dict(gated=True),                                        # q/k norms over all heads: not counted
 }
-ARCHITECTURES["gemma2"] = dict(ARCHITECTURES["gemma2"], sandwich=True)        # a norm before and after each sublayer
-ARCHITECTURES["gemma3_text"] = dict(ARCHITECTURES["gemma3_text"], sandwich=True, qk_norm=True)
 
 
 def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
@@ -607,10 +607,14 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
     experts = get("num_local_experts", "n_routed_experts", "num_experts", default=0) or 0
     expert_dim = get("moe_intermediate_size", default=0) or 0
     shared = get("n_shared_experts", default=0) or 0
-    if experts and get("shared_expert_intermediate_size"):           # Qwen2-MoE: one shared expert this wide
-        shared = _shared_experts(get("shared_expert_intermediate_size"), expert_dim or get("intermediate_size") or 0)
-    first_dense = _first_dense_layers(get("first_k_dense_replace", default=0), get("decoder_sparse_step", default=1),
-                                      get("mlp_only_layers", default=[]), layers) if experts else 0
+    first_dense = get("first_k_dense_replace", default=0) or 0
+    if experts:                                                       # what the MoE keys add up to, checked first
+        layers = whole("num_hidden_layers", layers, 1, CALC_MAX_LAYERS)
+        experts_width = whole("moe_intermediate_size", expert_dim or get("intermediate_size") or 0, 0, CALC_MAX_DIM)
+        if get("shared_expert_intermediate_size"):                    # Qwen2-MoE: one shared expert this wide
+            shared = _shared_experts(get("shared_expert_intermediate_size"), experts_width)
+        first_dense = _first_dense_layers(first_dense, get("decoder_sparse_step", default=1),
+                                          get("mlp_only_layers", default=[]), layers)
     kwargs = dict(
         vocab_size=vocab, d_model=d, n_layers=layers, n_heads=heads,
         n_kv_heads=None if family.get("mha") else get("num_key_value_heads"), head_dim=get("head_dim"),
@@ -620,11 +624,11 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
         learned_positions=get("n_positions", default=0) if gpt2 else 0,
         norm=family.get("norm", "rmsnorm"),
         attn_bias=bool(get("attention_bias", default=family.get("bias", False))) and not family.get("qkv_bias"),
-        qkv_bias=family.get("qkv_bias", False),
+        qkv_bias=bool(get("qkv_bias", default=family.get("qkv_bias", False))),   # Qwen2MoeConfig has the key
         mlp_bias=bool(get("mlp_bias", default=family.get("bias", False))),
         qk_norm=family.get("qk_norm", False), sandwich_norm=family.get("sandwich", False),
         n_experts=experts, top_k=get("num_experts_per_tok", default=0) if experts else 0,
-        n_shared_experts=shared, expert_dim=expert_dim, first_dense_layers=first_dense,
+        n_shared_experts=shared, expert_dim=expert_dim, first_dense_layers=first_dense if experts else 0,
         shared_expert_gate=bool(experts and shared and family.get("shared_gate", False)),
         kv_lora_rank=get("kv_lora_rank", default=0) or 0, q_lora_rank=get("q_lora_rank", default=0) or 0,
         qk_rope_head_dim=get("qk_rope_head_dim", default=0) or 0,
@@ -645,25 +649,27 @@ def _shared_experts(width, expert_dim) -> int:
     >>> _shared_experts(5632, 1408)                                  # Qwen1.5-MoE-A2.7B
     4
     """
-    width, expert_dim = whole("shared_expert_intermediate_size", width, 1, CALC_MAX_DIM), int(expert_dim)
+    width = whole("shared_expert_intermediate_size", width, 1, CALC_MAX_DIM)
     if not expert_dim or width % expert_dim:
         raise InputError("calc_err_shared_width", width=width, expert=expert_dim)
     return width // expert_dim
 
 
 def _first_dense_layers(first_k, step, dense_layers, layers: int) -> int:
-    """How many first layers keep a dense FFN: DeepSeek's ``first_k_dense_replace``, or the layers Qwen's
-    MoE leaves dense (``mlp_only_layers``, and every layer but each ``decoder_sparse_step``-th), which
-    must then be the first ones.
+    """How many first layers of ``layers`` (checked: at most ``CALC_MAX_LAYERS``) keep a dense FFN:
+    DeepSeek's ``first_k_dense_replace``, or the layers Qwen's MoE leaves dense (``mlp_only_layers``, and
+    every layer but each ``decoder_sparse_step``-th), which must then be the first ones.
 
     >>> _first_dense_layers(1, 1, [], 27), _first_dense_layers(0, 1, [0, 1], 24), _first_dense_layers(0, 1, [], 24)
     (1, 2, 0)
     """
+    first_k = whole("first_k_dense_replace", first_k, 0, layers)
     step = whole("decoder_sparse_step", step or 1, 1, CALC_MAX_LAYERS)
     if not isinstance(dense_layers, list) or not all(isinstance(i, int) for i in dense_layers):
         raise InputError("calc_err_dense_layers")
-    dense = {i for i in range(layers) if i in dense_layers or (i + 1) % step}
-    first = int(first_k or 0) + len(dense)
+    listed = set(dense_layers)
+    dense = {i for i in range(layers) if i in listed or (i + 1) % step}
+    first = first_k + len(dense)
     if dense != set(range(len(dense))) or first > layers:
         raise InputError("calc_err_dense_layers")
     return first

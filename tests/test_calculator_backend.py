@@ -143,7 +143,7 @@ def test_config_json_parsing(name):
 
 
 @pytest.mark.parametrize("text,match", [
-    ("", "paste"), ("{not json", "not valid JSON"), ("[1, 2]", r'JSON object: \{ "hidden_size"'),   # braces once
+    ("", "paste"), ("{not json", "not valid JSON"), ("[1, 2]", r'JSON object \("key": value pairs\), not a list'),
     ('{"hidden_size": 64}', "lacks num_hidden_layers"),
     ('{"hidden_size": 100, "num_hidden_layers": 2, "num_attention_heads": 3, "vocab_size": 10}', "must divide d_model"),
     ('{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": 3, "vocab_size": 10}',
@@ -386,12 +386,12 @@ SMALL = dict(vocab_size=1000, hidden_size=64, intermediate_size=96, num_hidden_l
              num_key_value_heads=2, tie_word_embeddings=False)
 FAMILIES = {
     "llama": {}, "mistral": {}, "phi3": {"pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2},
-    "qwen2": {},                                                           # q, k, v biases; none on o_proj
+    "qwen2": {"attention_bias": True},                                     # q, k, v biases; never on o_proj
     "qwen3": {"head_dim": 32},                                             # q_norm, k_norm per head
     "gemma": {"head_dim": 16, "tie_word_embeddings": True},
     "gemma2": {"head_dim": 16, "tie_word_embeddings": True},              # four norms per layer
     "gemma3_text": {"head_dim": 16, "tie_word_embeddings": True},         # four norms and q/k norms
-    "starcoder2": {}, "gpt_neox": {"num_key_value_heads": None},
+    "starcoder2": {}, "gpt_neox": {},                                      # no GQA: num_key_value_heads ignored
     "mixtral": {"num_local_experts": 4, "num_experts_per_tok": 2},
     "qwen2_moe": {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 24,
                   "shared_expert_intermediate_size": 48},                   # a gated shared expert of 2 × 24
@@ -436,16 +436,22 @@ def test_qwen_moe_dense_layers_must_come_first():
     for dense in ({"mlp_only_layers": [2]}, {"decoder_sparse_step": 2}):
         with pytest.raises(InputError, match="must be the first ones"):
             spec_from_config(json.dumps({**config, **dense}))
+    # Checked before they size anything: a public Space must not loop over 10⁹ layers; 2.0 is 2.
+    assert spec_from_config(json.dumps({**config, "num_hidden_layers": 2.0})).n_layers == 2
+    for bad in ({"num_hidden_layers": 10**9, "decoder_sparse_step": 2}, {"num_hidden_layers": "x"},
+                {"first_k_dense_replace": 1.5}, {"moe_intermediate_size": [1]}):
+        with pytest.raises(InputError, match="must be a whole number"):
+            spec_from_config(json.dumps({**config, **bad}))
     with pytest.raises(InputError, match="whole number of experts"):
         spec_from_config(json.dumps({**config, "model_type": "qwen2_moe", "moe_intermediate_size": 24,
                                      "shared_expert_intermediate_size": 30}))
 
 
-@pytest.mark.parametrize("preset", ["GPT-2 (124M)", "Llama-3-8B", "DeepSeek-V2", "DeepSeek-V2-Lite"])
+@pytest.mark.parametrize("preset", ["GPT-2 (124M)", "Llama-3-8B", "DeepSeek-V2", "DeepSeek-V2-Lite", "qwen2"])
 def test_the_attention_formula_shown_adds_up_to_the_count(preset):
     """Regression: DeepSeek-V2's MLA formula was shown without its query compression (q_lora_rank = 1536):
     evaluated, 229,442,048 per layer where 149,227,520 were counted; GPT-2's left out its biases."""
-    spec = PRESETS[preset]
+    spec = PRESETS.get(preset) or spec_from_config(json.dumps({"model_type": preset, **SMALL}))   # q, k, v biases
     formula, values = analyze(spec, RunSettings()).attention_formula
     per_layer = count_params(spec)["parts"]["attention"] // spec.n_layers
     assert eval(values.replace("·", "*")) == per_layer                     # noqa: S307 (digits and + · ( ) only)
@@ -467,3 +473,12 @@ def test_wide_heads_are_not_called_gqa():
     from viz.calculator import summary_markdown
     text = summary_markdown(analyze(spec_from_config(json.dumps(gemma_7b)), RunSettings()))
     assert "H·hd = 4,096 wide, not d = 3,072" in text
+
+
+@pytest.mark.parametrize("extra", ["attn_bias", "qkv_bias", "qk_norm"])
+def test_mla_refuses_what_it_does_not_count(extra):
+    """Regression (review): ticking qkv_bias or qk_norm on an MLA spec was counted as nothing while the built
+    transformer grew biases and norms, so Verify showed a mismatch."""
+    from models.checks import InputError
+    with pytest.raises(InputError, match="MLA .* has no attention biases and no q/k norms"):
+        dataclasses.replace(PRESETS["DeepSeek-V2-Lite"], **{extra: True})
