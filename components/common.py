@@ -1,6 +1,10 @@
 """What every tab shares: the long-work queue and its Stop, the device line, the Explain accordion."""
 from __future__ import annotations
 
+import functools
+import inspect
+from collections.abc import Callable, Iterator
+
 import gradio as gr
 
 from components.i18n import lang_of, t
@@ -40,15 +44,40 @@ def finished(status: str | None, request: gr.Request = None) -> str:
     return f"✓ {tr(lang_of(request), 'run_done')} · {status}"
 
 
+def says_done(run: Callable[..., Iterator[dict]]) -> Callable[..., Iterator[dict]]:
+    """``run``, a long run's generator of ``{output: value}`` items, with one more item once it has run to
+    its end: everything it last showed, its ``status`` said done (:func:`finished`). A run that Stop
+    cancels never gets there, so the two marks cannot both land (a listener on the run's success would
+    fire after a cancel too: Gradio completes a cancelled event).
+
+    >>> def train(steps: int = 2, request=None):
+    ...     for step in range(1, steps + 1):
+    ...         yield {"plot": step, "status": f"{step} / {steps}"}
+    >>> list(says_done(train)(2))[-1]
+    {'plot': 2, 'status': '✓ Done · 2 / 2'}
+    """
+    signature = inspect.signature(run)
+
+    @functools.wraps(run)
+    def ran(*args, **kwargs):
+        request = signature.bind_partial(*args, **kwargs).arguments.get("request")
+        shown: dict = {}
+        for item in run(*args, **kwargs):
+            shown.update(item)
+            yield item
+        if "status" in shown:
+            yield {**shown, "status": finished(shown["status"], request)}
+    return ran
+
+
 def stop_button(stop: gr.Button, run, status: gr.components.Component) -> None:
     """``stop`` cancels ``run`` (its worker ends) and marks ``status`` as stopped: the figures keep the
     steps run so far, and nothing else would say the run is over. Two listeners: when the page's cancel
     request fails (a loaded server answers it late), the event holding it fails too, and its outputs
-    would show "Error" instead of the status. A run that ends by itself is marked done, so that a Stop
-    pressed after it does not call it stopped."""
+    would show "Error" instead of the status. A run wrapped in :func:`says_done` says when it has ended by
+    itself, and a Stop pressed after that leaves its line."""
     stop.click(None, None, None, cancels=[run], api_visibility="private")
     stop.click(stopped, status, status, api_visibility="private", show_progress="hidden")
-    run.success(finished, status, status, api_visibility="private", show_progress="hidden")
 
 
 def device_line(elem_id: str | None = None) -> gr.Textbox:

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, device_line, explain, low_priority, stop_button
+from components.common import HEAVY, device_line, explain, low_priority, says_done, stop_button
 from components.i18n import lang_of, t
 from components.widgets import Dropdown, Number, Radio, Slider
 from components.wiring import event, join_draws
@@ -213,7 +213,7 @@ def build() -> dict:
         api_visibility="private", trigger_mode="always_last", **plan)
 
     run = ui.generate.click(api_name="kv_generate", show_progress="hidden", **HEAVY,
-                            **event(kv_generate, ui, ("text", "status", "cache", "growth", "device")))
+                            **event(says_done(kv_generate), ui, ("text", "status", "cache", "growth", "device")))
     stop_button(ui.stop, run, ui.status)
 
     scale_outputs = ("scale", "scale_md", "layouts", "layouts_md")

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, device_line, explain, low_priority, stop_button
+from components.common import HEAVY, device_line, explain, low_priority, says_done, stop_button
 from components.i18n import lang_of, t
 from components.widgets import Number, Radio, Slider
 from components.wiring import event, grouped, join_draws
@@ -279,6 +279,6 @@ def _train_view() -> SimpleNamespace:
             ui.device = device_line()
             explain("moe_train_explain")
     run = ui.train.click(api_name="moe_train", show_progress="minimal", **HEAVY,
-                         **event(moe_train, ui, TRAIN_OUTPUTS))
+                         **event(says_done(moe_train), ui, TRAIN_OUTPUTS))
     stop_button(ui.stop, run, ui.status)
     return ui

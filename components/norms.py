@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import gradio as gr
 
 from components import norms_stability
-from components.common import HEAVY, device_line, explain, low_priority, stop_button
+from components.common import HEAVY, device_line, explain, low_priority, says_done, stop_button
 from components.i18n import lang_of, t
 from components.widgets import CheckboxGroup, Number, Radio, Slider
 from components.wiring import event, grouped, join_draws
@@ -246,7 +246,7 @@ def build() -> dict:
           show_progress="hidden", **HEAVY, **event(norm_gradients, grads, ("grads_plot", "summary", "device")))
     sweep.click(api_name="norm_depth_sweep", **HEAVY, **event(norm_depth_sweep, grads, ("sweep_plot", "device")))
     running = run.click(api_name="norm_train", show_progress="minimal", **HEAVY,
-                        **event(norm_train, train, ("train_plot", "findings", "status")))
+                        **event(says_done(norm_train), train, ("train_plot", "findings", "status")))
     stop_button(stop, running, train.status)
     gr.on([axes.batch.input, axes.tokens.input, axes.features.input, axes.item.input, axes.token.input,
            axes.feature.input, axes.seed.submit, axes.seed.blur], api_name="norm_axes", trigger_mode="always_last",

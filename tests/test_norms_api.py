@@ -100,7 +100,7 @@ def test_training_streams_and_finishes(client):
     fig = plot_json(fig)
     loss_lines = [tr for tr in fig["data"] if tr.get("xaxis", "x") == "x" and tr["mode"] == "lines"]
     assert len(loss_lines) == 4 and all(len(tr["y"]) == 10 for tr in loss_lines)
-    assert status.startswith("10 / 10")
+    assert status.startswith("✓ Done · 10 / 10")                 # the run said it ended by itself
     assert findings.count("\n") == 5                     # header, rule, four runs
 
 
