@@ -11,8 +11,8 @@ STRINGS = {
         "transformer_err_llama3": "rope_llama3 must be a Llama3Scaling (factor, low_freq_factor, high_freq_factor, "
                                   "original_max_position)",
         "transformer_err_sinusoidal_odd": "sinusoidal positions pair dimensions: d_model = {d_model} must be even",
-        "transformer_err_moe_only": "n_experts, top_k, n_shared_experts, moe_d_ff, capacity_factor and moe_first_dense "
-                                    "are mixture-of-experts settings: use ffn = 'moe'",
+        "transformer_err_moe_only": "n_experts, top_k, n_shared_experts, moe_d_ff, capacity_factor, moe_first_dense "
+                                    "and moe_shared_gate are mixture-of-experts settings: use ffn = 'moe'",
         "transformer_err_shared_gate": "moe_shared_gate gates the shared experts: set n_shared_experts ≥ 1",
         "transformer_err_unknown_fields": "unknown config fields: {fields}",
         "transformer_err_context": "{cached} cached + {new} new tokens exceed the model's context of {context} tokens",
@@ -32,8 +32,8 @@ STRINGS = {
         "transformer_err_llama3": "rope_llama3 必须是 Llama3Scaling（factor、low_freq_factor、high_freq_factor、"
                                   "original_max_position）",
         "transformer_err_sinusoidal_odd": "正弦位置编码把维度两两配对：d_model = {d_model} 必须是偶数",
-        "transformer_err_moe_only": "n_experts、top_k、n_shared_experts、moe_d_ff、capacity_factor 和 moe_first_dense "
-                                    "是混合专家的设置：请使用 ffn = 'moe'",
+        "transformer_err_moe_only": "n_experts、top_k、n_shared_experts、moe_d_ff、capacity_factor、moe_first_dense "
+                                    "和 moe_shared_gate 是混合专家的设置：请使用 ffn = 'moe'",
         "transformer_err_shared_gate": "moe_shared_gate 是共享专家的门控：请设置 n_shared_experts ≥ 1",
         "transformer_err_unknown_fields": "未知的配置字段：{fields}",
         "transformer_err_context": "已缓存 {cached} 个词元加上 {new} 个新词元，超出了模型 {context} 个词元的上下文",

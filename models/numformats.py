@@ -70,7 +70,7 @@ class Cast:
     """``value`` cast to a format: the stored number, its bits, and the error."""
 
     format: str
-    stored: float               # inf past fp16's and E5M2's range (E4M3 has no inf: PyTorch saturates it)
+    stored: float               # inf past a float format's range (E4M3 has none: PyTorch saturates it)
     bits: str                   # most significant bit first
     abs_error: float | None
     rel_error: float | None

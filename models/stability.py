@@ -100,8 +100,8 @@ class OverflowResult:
     finite: dict[str, dict[str, bool]]
     exp_sum: dict[str, float]                        # the naive path's Σ exp(x) in each dtype
     largest_logit: dict[str, float]
+    prob_sum: dict[str, dict[str, float]]
     timing: Timing
-    prob_sum: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def broken(self, dtype: str, method: str) -> bool:
         """Not a distribution: a value inf or NaN, or the values not summing to 1 (within half precision's
@@ -140,7 +140,7 @@ def softmax_overflow(scale: float = 12.0, *, device=None) -> OverflowResult:
             prob_sum[name] = {k: float(v.double().sum()) for k, v in (("naive", naive), ("stable", stable))}
             sums[name] = float(e.sum())
             largest[name] = math.log(torch.finfo(dtype).max)
-    return OverflowResult(x.tolist(), probs, finite, sums, largest, watch.timing, prob_sum)
+    return OverflowResult(x.tolist(), probs, finite, sums, largest, prob_sum, watch.timing)
 
 
 # --- the sweep -----------------------------------------------------------------------------------------

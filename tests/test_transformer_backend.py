@@ -36,6 +36,7 @@ VARIANTS = {
     "window": dict(sliding_window=3),
     "no-positions": dict(positions="none"),
     "moe": dict(ffn="moe", n_experts=4, top_k=2, n_shared_experts=1, moe_first_dense=1),
+    "moe-shared-gate": dict(ffn="moe", n_experts=4, top_k=2, n_shared_experts=1, moe_shared_gate=True),   # Qwen2-MoE
     "head-dim": dict(head_dim=16, v_head_dim=4),
 }
 
@@ -339,3 +340,10 @@ def test_models_has_no_import_cycles():
         if node not in state:
             visit(node, [])
     assert graph and not cycles
+
+
+def test_a_shared_gate_needs_shared_experts_in_an_moe():
+    with pytest.raises(InputError, match="mixture-of-experts settings"):
+        TransformerConfig(VOCAB, 2, 32, 4, 48, moe_shared_gate=True)
+    with pytest.raises(InputError, match="set n_shared_experts ≥ 1"):
+        TransformerConfig(VOCAB, 2, 32, 4, 48, ffn="moe", n_experts=4, top_k=2, moe_shared_gate=True)
