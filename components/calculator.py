@@ -90,13 +90,13 @@ def set_preset(preset: str = DEFAULT_PRESET) -> dict:
 
 def check_config(config: str = "") -> None:
     """Raise the message a config.json that cannot be read deserves; nothing when it can."""
-    from models.calculator import spec_from_config
+    from models.calculator_config import spec_from_config
     spec_from_config(config)
 
 
 def load_config(config: str = "") -> dict:
     """The fields of a pasted config.json; the preset becomes "custom"."""
-    from models.calculator import spec_from_config
+    from models.calculator_config import spec_from_config
     return {"preset": "custom", **fields_of(spec_from_config(config))}
 
 

@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from models.calculator import (GiB, PRESETS, ModelSpec, RunSettings, activation_bytes, analyze, count_params,
-                               flops_per_token, gpus_needed, kv_cache_bytes, rule_of_thumb, spec_from_config,
+                               flops_per_token, gpus_needed, kv_cache_bytes, rule_of_thumb,
                                training_memory)
+from models.calculator_config import spec_from_config
 from models.calculator_verify import build_model, verify
 
 # Totals published by the model authors / computed by summing the released checkpoints' tensors.
