@@ -110,8 +110,19 @@ def test_scale_formula_with_numbers_plugged_in_evaluates_to_the_calculator(clien
         assert "512 + 64" in md and "no factor 2" in md
     else:
         assert plugged.group(1).startswith("2 · ")
-    bold = next(t for t in plot_json(fig)["data"] if t.get("name") == preset)
+    bold = next(t for t in plot_json(fig)["data"] if t.get("name", "").startswith(preset))
     assert bold["line"]["width"] == 4
+
+
+def test_a_cache_drawn_twice_is_named_and_dotted(client):
+    """Regression: Mistral-7B's curve lay exactly under Llama-3-8B's (32 layers × 8 KV heads × 128 both),
+    so its legend entry had no visible line."""
+    assert calc_kv_cache_bytes(PRESETS["Mistral-7B v0.1"], 4096) == calc_kv_cache_bytes(PRESETS["Llama-3-8B"], 4096)
+    fig, *_ = client.predict(preset="Llama-2-7B", api_name="/kv_scale")
+    lines = {t["name"]: t for t in plot_json(fig)["data"] if t.get("mode") == "lines"}
+    mistral = lines["Mistral-7B v0.1 (the same cache as Llama-3-8B)"]
+    assert mistral["line"]["dash"] == "dot" and lines["Llama-3-8B"]["line"]["dash"] == "solid"
+    assert mistral["y"] == lines["Llama-3-8B"]["y"]
 
 
 @pytest.mark.parametrize("changes,message", [

@@ -233,12 +233,14 @@ def scale_figure(contexts: list[int], curves: dict[str, list[int]], chosen: str,
                  crossover: int, seq_len: int, cache_bytes: int, batch: int, dtype: str,
                  lang: str = "en") -> go.Figure:
     """Every preset's cache against context (log-log), the chosen one bold with its weights and crossover."""
-    data = []
+    data, first_with = [], {}                    # a cache already drawn -> the preset that has it
     for i, (name, values) in enumerate(curves.items()):
         bold = name == chosen
+        same = first_with.setdefault(tuple(values), name)             # Mistral-7B's cache is Llama-3-8B's
+        label = name if same == name else tr(lang, "kv_fig_same_cache", name=name, other=same)
         data.append({"type": "scatter", "mode": "lines", "x": contexts, "y": [v / 2**30 for v in values],
-                     "name": name, "line": {"width": 4 if bold else 1.5,
-                                            "color": GROUP_COLORS[i % len(GROUP_COLORS)]},
+                     "name": label, "line": {"width": 4 if bold else 1.5, "dash": "solid" if same == name else "dot",
+                                             "color": GROUP_COLORS[i % len(GROUP_COLORS)]},
                      "opacity": 1 if bold else 0.6, "hovertemplate": "%{x:,} tokens: %{y:.3g} GiB<extra>" + name
                      + "</extra>"})
     data.append({"type": "scatter", "mode": "lines", "x": [contexts[0], contexts[-1]],
