@@ -86,6 +86,7 @@ STRINGS = {
         "bpe_fig_stopped": "⚠️ Training stopped after {got:,} of {asked:,} merges: {reason}.",
         "bpe_fig_trained": "Trained **{got:,} merges** on {bytes:,} bytes ({split}, tie rule: {rule}) in {ms:,.1f} ms.",
         "bpe_fig_nul": " The text holds {n:,} NUL character(s), drawn as ␀: byte-level BPE treats byte 0 like any other.",
+        "bpe_fig_encode_empty": "Type some text above to see it encoded.",
         "bpe_fig_encode_summary": "**{tokens:,} tokens** for {chars:,} characters = {bytes:,} bytes "
                           "({bpt:.2f} bytes per token) with the first {k:,} merges. Ids: `{ids}`",
         "bpe_fig_ascii_only": "Every character here is one byte (ASCII), so each starts as its own token.",
@@ -241,6 +242,7 @@ STRINGS = {
         "bpe_fig_stopped": "⚠️ 训练在 {got:,} 次合并后停止（要求 {asked:,} 次）：{reason}。",
         "bpe_fig_trained": "在 {bytes:,} 字节上训练了 **{got:,} 次合并**（{split}，并列规则：{rule}），用时 {ms:,.1f} 毫秒。",
         "bpe_fig_nul": " 文本中有 {n:,} 个 NUL 字符，显示为 ␀：字节级 BPE 把字节 0 当作普通字节处理。",
+        "bpe_fig_encode_empty": "在上面输入一些文本，即可看到它的编码。",
         "bpe_fig_encode_summary": "用前 {k:,} 次合并：{chars:,} 个字符 = {bytes:,} 字节 → **{tokens:,} 个词元**"
                           "（每个词元 {bpt:.2f} 字节）。id：`{ids}`",
         "bpe_fig_ascii_only": "这里每个字符都是一个字节（ASCII），所以一开始各自就是一个词元。",

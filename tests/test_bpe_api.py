@@ -120,6 +120,9 @@ def test_encode_endpoint_equals_minbpe_encoding(client):
         assert f"**{len(ids)} tokens**" in summary
         assert html_ids(html) == ids
         assert "| 露 | U+9732 | `e9 9c b2` |" in chars
+    # Regression: an empty text read "0 tokens … (0.00 bytes per token)", a ratio of nothing.
+    html, summary, chars = client.predict(your_text="", step=3, api_name="/bpe_encode")
+    assert summary == "Type some text above to see it encoded." and html_ids(html) == []
 
 
 def test_compare_counts_equal_tiktoken(client):

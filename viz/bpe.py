@@ -219,6 +219,14 @@ def training_summary(got: int, asked: int, n_bytes: int, split: str, rule: str, 
 
 
 def encode_summary(ids: list[int], text: str, k: int, lang: str = "en", max_ids: int = 200) -> str:
+    """Markdown: the token count, bytes per token and ids of ``text`` after ``k`` merges (an empty text
+    says so: it has no bytes per token).
+
+    >>> encode_summary([], "", 1)
+    'Type some text above to see it encoded.'
+    """
+    if not ids:
+        return tr(lang, "bpe_fig_encode_empty")
     n_bytes = len(text.encode("utf-8"))
     shown = ", ".join(map(str, ids[:max_ids])) + (", …" if len(ids) > max_ids else "")
     return tr(lang, "bpe_fig_encode_summary", tokens=len(ids), chars=len(text), bytes=n_bytes,
