@@ -48,6 +48,19 @@ def client(server_url):
                   httpx_kwargs={"timeout": 60})
 
 
+def cancel_and_settle(job, within: float = 60.0) -> None:
+    """Cancel a submitted job (Gradio's Stop) and wait until no worker of this server is left: the next call
+    on the same client must not start while this one's stream is still closing (a /norm_gradients call
+    right after a cancelled /norm_train failed once with gradio_client's CancelledError on a loaded runner)."""
+    import time
+
+    from components.worker import running_jobs
+    job.cancel()
+    deadline = time.monotonic() + within
+    while (running_jobs() or not job.done()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+
+
 def cancel_after_first_update(job, within: float = 120.0) -> list:
     """Wait for a streaming job's first update, cancel it (Gradio's Stop), wait until no worker of this
     server is left (a process on the CPU, a thread on CUDA), and return the updates it sent. Asserts the

@@ -5,7 +5,7 @@ import pytest
 from gradio_client import Client
 from gradio_client.exceptions import AppError
 
-from tests.conftest import cancel_after_first_update, plot_json, raw_call
+from tests.conftest import cancel_after_first_update, cancel_and_settle, plot_json, raw_call
 
 ACTS = ["relu", "gelu", "gelu_tanh", "silu", "geglu", "swiglu"]
 ROUTE = dict(source="text", text="the cat sat on the mat , the dog sat on the log", n_random=64, seed=0, experts=8,
@@ -58,7 +58,7 @@ def test_training_answers_with_its_defaults_only(server_url):
     deadline = time.monotonic() + 120
     while not job.outputs() and time.monotonic() < deadline:
         time.sleep(0.2)
-    job.cancel()
+    cancel_and_settle(job)
     status, load, *_ = job.outputs()[0]
     assert "/ 150" in status and len(traces(load, "heatmap")) == 2    # the run and its twin
 

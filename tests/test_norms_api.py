@@ -6,7 +6,7 @@ import pytest
 import torch
 from gradio_client.exceptions import AppError
 
-from tests.conftest import plot_json
+from tests.conftest import cancel_and_settle, plot_json
 
 GRADIENTS = dict(n_layers=6, d_model=64, n_heads=4, norm="layernorm", variants=["post", "pre"], log_y=True,
                  seq_len=32, batch=4, seed=0)
@@ -43,7 +43,7 @@ def test_every_endpoint_answers_with_its_defaults_only(client, api_name):
         assert time.monotonic() < deadline, f"{api_name} gave nothing in 300 s"
         time.sleep(0.05)
     first = job.outputs()[0] if job.outputs() else job.result()
-    job.cancel()
+    cancel_and_settle(job)
     fig = plot_json(first[0])
     assert fig["data"], f"{api_name}: an empty first figure"
 
