@@ -119,7 +119,7 @@ def kv_scale(preset: str = DEFAULT_PRESET, context: int = DEFAULT_CONTEXT, batch
     """The ``/kv_scale`` endpoint: a real model's cache on paper, the formula with its numbers, and the
     same model's cache in four layouts (standard, sliding window, YOCO, MLA: the Calculator's)."""
     from models.calculator import PRESETS as SPECS
-    from models.kv_cache import scale_curves, scale_up
+    from models.kv_cache import same_caches, scale_curves, scale_up
     from models.kv_layouts import kv_layouts
     from viz.calculator import layouts_figure, layouts_markdown
     from viz.kv import scale_figure, scale_markdown
@@ -130,7 +130,7 @@ def kv_scale(preset: str = DEFAULT_PRESET, context: int = DEFAULT_CONTEXT, batch
     names = list(dict.fromkeys([*SCALE_PRESETS, preset]))
     contexts, curves = scale_curves(names, s.batch, dtype)
     fig = scale_figure(contexts, curves, preset, s.weights_bytes, s.crossover_tokens, s.seq_len, s.cache_bytes,
-                       s.batch, dtype, lang)
+                       s.batch, dtype, lang, same_caches(curves))
     layouts = kv_layouts(SPECS[preset], dtype=dtype, batch=s.batch)
     return {"scale": fig, "scale_md": scale_markdown(s, lang), "layouts": layouts_figure(layouts, lang),
             "layouts_md": layouts_markdown(layouts, SPECS[preset], lang)}

@@ -343,3 +343,20 @@ def scale_curves(names: list[str], batch: int = 1, dtype: str = "bf16",
     """Contexts from 1K to 1M tokens (log-spaced) and each preset's cache bytes at them."""
     contexts = sorted({round(2 ** (10 + 10 * i / (points - 1))) for i in range(points)})
     return contexts, {n: [calc_kv_bytes(PRESETS[n], t, batch, dtype) for t in contexts] for n in names}
+
+
+def same_caches(curves: dict[str, list[int]]) -> dict[str, str]:
+    """For each preset whose cache curve equals one listed before it, that earlier preset (Mistral-7B's
+    cache, 32 layers × 8 KV heads × 128, is Llama-3-8B's).
+
+    >>> same_caches({"Llama-3-8B": [1, 2], "Llama-2-7B": [4, 8], "Mistral-7B v0.1": [1, 2]})
+    {'Mistral-7B v0.1': 'Llama-3-8B'}
+    """
+    first: dict[tuple[int, ...], str] = {}                      # a curve -> the first preset with it
+    same = {}
+    for name, values in curves.items():
+        if tuple(values) in first:
+            same[name] = first[tuple(values)]
+        else:
+            first[tuple(values)] = name
+    return same

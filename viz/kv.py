@@ -231,15 +231,16 @@ def per_layer_markdown(layer: LayerCache, variant: str, trained: bool = True, la
 # --------------------------------------------------------------------------- real models on paper
 def scale_figure(contexts: list[int], curves: dict[str, list[int]], chosen: str, weights_bytes: float,
                  crossover: int, seq_len: int, cache_bytes: int, batch: int, dtype: str,
-                 lang: str = "en") -> go.Figure:
-    """Every preset's cache against context (log-log), the chosen one bold with its weights and crossover."""
-    data, first_with = [], {}                    # a cache already drawn -> the preset that has it
+                 lang: str = "en", same: dict[str, str] | None = None) -> go.Figure:
+    """Every preset's cache against context (log-log), the chosen one bold with its weights and crossover;
+    a curve equal to one drawn before it (``same``: preset -> that one) dotted and named so."""
+    same = same or {}
+    data = []
     for i, (name, values) in enumerate(curves.items()):
         bold = name == chosen
-        same = first_with.setdefault(tuple(values), name)             # Mistral-7B's cache is Llama-3-8B's
-        label = name if same == name else tr(lang, "kv_fig_same_cache", name=name, other=same)
+        label = tr(lang, "kv_fig_same_cache", name=name, other=same[name]) if name in same else name
         data.append({"type": "scatter", "mode": "lines", "x": contexts, "y": [v / 2**30 for v in values],
-                     "name": label, "line": {"width": 4 if bold else 1.5, "dash": "solid" if same == name else "dot",
+                     "name": label, "line": {"width": 4 if bold else 1.5, "dash": "dot" if name in same else "solid",
                                              "color": GROUP_COLORS[i % len(GROUP_COLORS)]},
                      "opacity": 1 if bold else 0.6, "hovertemplate": "%{x:,} tokens: %{y:.3g} GiB<extra>" + name
                      + "</extra>"})
