@@ -175,6 +175,18 @@ def wait_until_still(page, selector: str, *, quiet_ms: int = 2500, timeout: floa
     return page.locator(selector).input_value()
 
 
+def text_overlaps(figure, pairs: list[tuple[str, str]]) -> list[str]:
+    """``"text / text"`` for every box matched by the first selector of a pair that overlaps one matched by
+    the second, inside the Plotly ``figure`` (a locator of its ``.js-plotly-plot``); zero-width boxes skipped."""
+    return figure.evaluate("""(g, pairs) => {
+        const boxes = (sel) => [...g.querySelectorAll(sel)].map((el) => [el.textContent, el.getBoundingClientRect()])
+            .filter(([, r]) => r.width);
+        const meet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+        return pairs.flatMap(([p, q]) => boxes(p).flatMap(([s, a]) => boxes(q).filter(([, b]) => meet(a, b))
+            .map(([t]) => `${s} / ${t}`)));
+    }""", [list(pair) for pair in pairs])
+
+
 def errors_seen(page):
     """Start recording every error toast the page shows, even one closed a moment later (the learner's
     next click closes the errors shown before it, components/toasts.py); returns a function that reads

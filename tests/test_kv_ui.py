@@ -5,6 +5,8 @@ import time
 import pytest
 from playwright.sync_api import expect
 
+from tests.conftest import text_overlaps
+
 pytestmark = pytest.mark.e2e
 
 CACHE = "#kv_cache_plot .js-plotly-plot"
@@ -66,12 +68,8 @@ def test_switch_variant_generate_and_stop(page, server_url, shot):
     assert len(generated) == 60
     expect(page.locator("#kv_growth_plot .js-plotly-plot")).to_contain_text("without / with the cache")
     # Regression: the time panel's "0" (ms) and its first context tick met at the corner.
-    assert page.locator("#kv_growth_plot .js-plotly-plot").evaluate("""g => {
-        const boxes = (sel) => [...g.querySelectorAll(sel)].map((el) => [el.textContent, el.getBoundingClientRect()]);
-        const meet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
-        return [["xtick", "ytick"], ["x2tick", "y2tick"]].flatMap(([x, y]) => boxes(`.${x} text`).flatMap(([s, a]) =>
-            boxes(`.${y} text`).filter(([, b]) => meet(a, b)).map(([t]) => `${s} / ${t}`)));
-    }""") == []
+    assert text_overlaps(page.locator("#kv_growth_plot .js-plotly-plot"),
+                         [(".xtick text", ".ytick text"), (".x2tick text", ".y2tick text")]) == []
     expect(page.locator(".toast-body")).to_have_count(0)
     shot(page, "kv-en")
 

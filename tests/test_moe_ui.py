@@ -4,6 +4,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.conftest import text_overlaps
+
 pytestmark = pytest.mark.e2e
 
 ACT = "#moe_act_plot .js-plotly-plot"
@@ -14,14 +16,7 @@ CHOICES = "t => /^[0-9]+$/.test(t.name || '')"      # the routing figure's "choi
 
 # Boxes drawn over one another in the routing figure: the legend and the notes above the load bars,
 # the colorbar's labels and the load bars' expert labels.
-OVERLAPS = """g => {
-  const boxes = (sel) => [...g.querySelectorAll(sel)].map((el) => [el.textContent, el.getBoundingClientRect()])
-    .filter(([, r]) => r.width);
-  const meet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
-  const pairs = [[".legend .traces", ".annotation"], [".colorbar .cbaxis text", ".yaxislayer-above .y2tick text"]];
-  return pairs.flatMap(([p, q]) => boxes(p).flatMap(([s, a]) => boxes(q).filter(([, b]) => meet(a, b))
-    .map(([t]) => `${s} / ${t}`)));
-}"""
+OVERLAPS = [(".legend .traces", ".annotation"), (".colorbar .cbaxis text", ".yaxislayer-above .y2tick text")]
 
 
 def n_traces(page, selector, where="t => true"):
@@ -63,7 +58,7 @@ def test_ffn_routing_and_training(page, server_url, shot):
     set_number(page, "moe_experts", 32)                              # the widest legend, the most labels
     set_number(page, "moe_top_k", 8)
     wait_traces(page, ROUTE, 8, CHOICES)
-    assert page.locator(ROUTE).evaluate(OVERLAPS) == []
+    assert text_overlaps(page.locator(ROUTE), OVERLAPS) == []
 
     page.locator("[data-tab-id=moe_train]").click()
     set_number(page, "moe_steps", 20)
