@@ -8,8 +8,8 @@ import gradio as gr
 from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Number, Radio, Slider
-from components.wiring import event, grouped
-from models.checks import choice, whole
+from components.wiring import event, grouped, join_draws
+from models.checks import InputError, choice, whole
 from models.limits import MASKS_MAX_HEADS as MAX_HEADS
 from models.limits import MASKS_MAX_SEQUENCES as MAX_SEQUENCES
 from models.limits import MASKS_MAX_TOKENS as MAX_TOKENS
@@ -58,6 +58,29 @@ def compute_masks(batch: dict, rules: dict, view: dict, request: gr.Request = No
     }
 
 
+def fit_views(text: str = DEFAULT_TEXT, heads: int = 2, seq: int = 1, head: int = 1) -> dict:
+    """The "Show sequence" and "Show head" sliders end at the batch's sequences and heads; a value past
+    the new end moves to it, and a slider with one choice is hidden (a Gradio slider's ends must differ).
+    A slider is left as it is while what sets its end is not valid: the draw names the error."""
+    from models.masks import parse_batch
+
+    def fit(value, end: int):
+        if end == 1:
+            return gr.update(visible=False, value=1)
+        inside = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+        return gr.update(visible=True, maximum=end, **({"value": min(value, end)} if inside else {}))
+    fitted = {}
+    try:
+        fitted["seq"] = fit(seq, len(parse_batch(text).tokens))
+    except InputError:
+        pass
+    try:
+        fitted["head"] = fit(head, whole("masks_heads", heads, 1, MAX_HEADS))
+    except InputError:
+        pass
+    return fitted
+
+
 def set_preset(preset: str = "decoder") -> dict:
     """Tick the rule boxes of a preset; "custom" leaves them as they are."""
     return PRESETS.get(preset, {})
@@ -101,12 +124,16 @@ def build() -> dict:
 
     # One named endpoint; every control re-runs it (a few ms), so the picture follows the hand.
     main = event(compute_masks, ui, ("panels", "composition", "trap", "device"), show_progress="hidden")
-    gr.on([ui.text.submit, ui.text.blur, ui.padding_side.input, ui.window.input, ui.prefix.input,
-           ui.convention.input, ui.heads.input, ui.seed.submit, ui.seed.blur, ui.seq.input, ui.head.input],
+    gr.on([ui.padding_side.input, ui.window.input, ui.prefix.input, ui.convention.input, ui.seed.submit,
+           ui.seed.blur, ui.seq.input, ui.head.input],
           api_name="masks", trigger_mode="always_last", **main)   # sliders follow a drag; coalesced
+    # The text and the head count set where "Show sequence" and "Show head" end: fitted first, then drawn.
+    fit = event(fit_views, ui, ("seq", "head"), show_progress="hidden")
+    gr.on([ui.text.submit, ui.text.blur, ui.heads.input], api_visibility="private", trigger_mode="always_last",
+          **fit).then(api_visibility="private", **main)
     fill = event(set_preset, ui, RULES, api_visibility="private", show_progress="hidden")
     ui.preset.input(**fill).then(api_visibility="private", **main)
     for rule in RULES:
         getattr(ui, rule).input(lambda: "custom", None, ui.preset, api_visibility="private",
                                 show_progress="hidden").then(api_visibility="private", **main)
-    return {**main, "fills": [fill]}
+    return {**join_draws(main, fit), "fills": [fill]}

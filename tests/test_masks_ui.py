@@ -57,3 +57,38 @@ def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
     expect(page.locator(".toast-body").first).to_contain_text("请至少输入一个句子", timeout=15_000)   # in Chinese
     shot(page, "masks-zh")
     context.close()
+
+
+def test_show_sliders_end_at_the_sequences_and_heads(page, server_url):
+    """Regression: "Show sequence" went to 16 and "Show head" to 8 whatever the batch, and a text cut to
+    fewer lines than the sequence shown answered with an error. They now end at the batch's sequences and
+    heads, a value past the new end moves to it, and a slider with one choice is hidden."""
+    page.goto(f"{server_url}?tab=masks")
+    page.get_by_role("tab", name="Attention masks").click()
+    expect(page.locator(PANELS)).to_be_visible(timeout=30_000)
+    seq, head = page.locator("#masks_seq input[type=range]"), page.locator("#masks_head input[type=range]")
+    expect(seq).to_have_attribute("max", "3")                        # the default text's three lines
+    expect(head).to_have_attribute("max", "2")                       # two heads
+    errors = errors_seen(page)
+
+    box = page.locator("#masks_seq input[type=number]")
+    box.fill("3")
+    box.press("Enter")
+    page.wait_for_function(f"() => document.querySelector('{PANELS}')._fullLayout.xaxis.ticktext[0] === 'hi'")
+    text = page.locator("#masks_text textarea")
+    text.fill("the cat sat on the mat\nhi")
+    text.blur()
+    expect(seq).to_have_attribute("max", "2")
+    expect(box).to_have_value("2")
+    page.wait_for_function(f"() => document.querySelector('{PANELS}')._fullLayout.xaxis.ticktext.join() === "
+                           "'hi,[PAD],[PAD],[PAD],[PAD],[PAD]'")               # the last line, padded
+
+    heads = page.locator("#masks_heads input[type=number]")
+    heads.fill("1")
+    heads.press("Enter")
+    expect(page.locator("#masks_head")).to_be_hidden()
+    heads.fill("4")
+    heads.press("Enter")
+    expect(head).to_have_attribute("max", "4")
+    expect(page.locator(".toast-body")).to_have_count(0)
+    assert errors() == []
