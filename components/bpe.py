@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import tempfile
 import time
 from collections.abc import Iterator
@@ -63,6 +64,16 @@ def _step(trace, step) -> int:
     """The step a learner asked for, within the merges this session's tokenizer learned (one range in
     the message, whatever the number: 0 to the merges learned)."""
     return trace.check_step(step)
+
+
+def _moved(session: dict | None, step, by: int) -> int:
+    """Where Previous, Next and a Play frame go from the box's step: ``step + by`` moved into 0 to the
+    merges learned, whatever the box held (a number typed past the end goes back to it). Anything but a
+    whole number is the error that names that range, as a typed step's is."""
+    m = len(session["trace"].merges) if session else 0
+    if isinstance(step, (int, float)) and not isinstance(step, bool) and math.isfinite(step) and step == int(step):
+        return min(max(int(step) + by, 0), m)
+    return whole("bpe_step", step, 0, m)
 
 
 def _empty_views(lang: str) -> dict:
@@ -164,8 +175,7 @@ def show_step(state: dict | None = None, step: int = 1, your_text: str = DEFAULT
 def _nudge(state, step, delta: int, your_text, word, lang: str) -> dict:
     """Move one merge (clamped to the trained range) and draw."""
     session = _session(state)
-    m = len(session["trace"].merges) if session else 0
-    k = min(max(whole("bpe_step", step, 0, BPE_MAX_MERGES) + delta, 0), m)
+    k = _moved(session, step, delta)
     return {"step": k, **_views(session, k, _check_text(your_text), _check_text(word, "bpe_word"), lang)}
 
 
@@ -186,7 +196,7 @@ def tick(state: dict | None = None, step: int = 1, your_text: str = DEFAULT_TEXT
     if session is None:
         return {"timer": gr.Timer(active=False)}
     m = len(session["trace"].merges)
-    k = min(whole("bpe_step", step, 0, BPE_MAX_MERGES) + max(1, -(-m // PLAY_FRAMES)), m)
+    k = _moved(session, step, max(1, -(-m // PLAY_FRAMES)))
     frame = {"step": k, **_views(session, k, _check_text(your_text), _check_text(word, "bpe_word"),
                                  lang_of(request))}
     # Only the last frame touches the timer: a tick that returned "active" could undo a pause.

@@ -227,6 +227,20 @@ def test_step_outside_the_trained_range(client):
         step(client, 9999)
 
 
+def test_previous_next_and_play_go_on_from_any_whole_step_into_the_trained_range():
+    """Regression: Previous, Next and Play checked the box's step against the slider's own maximum
+    (5,000): 9999 answered "0 to 5000" where a typed step says "0 to" the merges learned, and 1,000 was
+    moved back into range."""
+    session = tab.first_draw(corpus="custom", text="abab abab", merges=40)["state"]
+    assert len(session["trace"].merges) == 2
+    for handler in (tab.previous_step, tab.next_step, tab.tick):
+        assert handler(session, 9999, "x", "y")["step"] == 2
+    assert tab.previous_step(session, 0, "x", "y")["step"] == 0
+    assert tab.next_step(session, 1, "x", "y")["step"] == 2
+    with pytest.raises(ValueError, match="step = 1.5: must be a whole number from 0 to 2"):
+        tab.next_step(session, 1.5, "x", "y")
+
+
 def test_the_backend_checks_the_step_too():
     from models.bpe import train_bpe
     session = {"trace": train_bpe("abab abab", 40), "cl_corpus": 1, "cl_corpus_bpt": 1.0}
