@@ -133,27 +133,40 @@ def _beyond_range(value: float, fmt: Format) -> bool:
     (False, True, False)
     """
     if fmt.is_float:
-        largest = facts(fmt).max
-        step = 2.0 ** (math.frexp(largest)[1] - 1) * facts(fmt).eps      # the spacing of the top binade
-        return abs(value) >= largest + step / 2
+        return abs(value) >= _float_range_end(fmt)
     info = torch.iinfo(fmt.dtype)
     rounded = torch.tensor(float(value), dtype=torch.float64).round().item()
     return not info.min <= rounded <= info.max
 
 
+def _float_range_end(fmt: Format) -> float:
+    """The magnitude from which a float format cannot round to nearest: its largest value plus half the
+    spacing of its top binade (fp16: 65,504 + 16; PyTorch's E4M3: 448 + 16).
+
+    >>> _float_range_end(FORMATS[1]), _float_range_end(FORMATS[3])
+    (65520.0, 464.0)
+    """
+    largest = facts(fmt).max
+    step = 2.0 ** (math.frexp(largest)[1] - 1) * facts(fmt).eps          # the spacing of the top binade
+    return largest + step / 2
+
+
 def relative_errors(fmt: Format, x: torch.Tensor) -> torch.Tensor:
     """``|stored - x| / x`` for positive float64 magnitudes ``x`` cast to ``fmt`` (round to nearest even);
-    NaN where the format cannot hold the number: overflow (inf/NaN), flush to zero, saturation.
+    NaN where the format cannot hold the number: overflow (inf/NaN), flush to zero, saturation (decided as
+    :func:`cast` decides it: a number that rounds to the largest value is rounded, not lost).
 
     >>> relative_errors(FORMATS[1], torch.tensor([1.0, 1e5, 1e-9], dtype=torch.float64)).tolist()
     [0.0, nan, nan]
     """
     if fmt.is_float:
         stored = x.to(fmt.dtype).to(torch.float64)                          # (N,)
+        beyond = x >= _float_range_end(fmt)                                 # (N,)
     else:
         info = torch.iinfo(fmt.dtype)
         stored = x.round().clamp(info.min, info.max).to(fmt.dtype).to(torch.float64)
-    lost = ~torch.isfinite(stored) | (stored == 0) | (x > facts(fmt).max)
+        beyond = x.round() > info.max
+    lost = ~torch.isfinite(stored) | (stored == 0) | beyond
     return ((stored - x).abs() / x).masked_fill(lost, float("nan"))       # (N,)
 
 

@@ -186,6 +186,23 @@ def test_fp16_cast_equals_numpy(value):
     assert c.bits == format(int(np.array(value, dtype=np.float16).view(np.uint16)), "016b")
 
 
+def test_the_error_curves_lose_a_number_where_the_cast_does():
+    """Regression: the error curves counted every number past the largest value as lost, though fp16 rounds
+    65,510 to 65,504 (numpy agrees) and E4M3 rounds 450 to 448; int8 rounds 127.4 to 127."""
+    from models.numformats import relative_errors
+    by_name = {f.name: f for f in FORMATS}
+    fp16 = relative_errors(by_name["fp16"], torch.tensor([65510.0, 65519.0, 65520.0], dtype=torch.float64))
+    expected = [abs(float(np.float16(v)) - v) / v for v in (65510.0, 65519.0)]
+    assert fp16[:2].tolist() == pytest.approx(expected) and math.isnan(fp16[2])        # 65,520 overflows
+    e4m3 = relative_errors(by_name["fp8 E4M3"], torch.tensor([450.0, 463.0, 464.0], dtype=torch.float64))
+    assert e4m3[:2].tolist() == pytest.approx([2 / 450, 15 / 463]) and math.isnan(e4m3[2])
+    int8 = relative_errors(by_name["int8"], torch.tensor([127.4, 127.6], dtype=torch.float64))
+    assert int8[0].item() == pytest.approx(0.4 / 127.4) and math.isnan(int8[1])
+    for fmt, v in (("fp16", 65510.0), ("fp8 E4M3", 450.0), ("fp16", 65520.0), ("fp8 E4M3", 464.0)):
+        lost = math.isnan(relative_errors(by_name[fmt], torch.tensor([v], dtype=torch.float64)).item())
+        assert lost == (cast(v, by_name[fmt]).note in ("overflow", "saturated"))
+
+
 def test_bits_and_notes_by_hand():
     assert bits_of(torch.tensor([1.0])) == "0" + "01111111" + "0" * 23
     assert cast(70000.0, FORMATS[1]).note == "overflow"                 # fp16 tops out at 65,504
