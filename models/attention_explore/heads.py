@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import torch
 
-from models.attention_explore.trained import (VARIANTS, _forward, encode_prompt, held_out_text, kv_heads, row_entropy,
-                                              trained_model)
+from models.attention_explore.trained import (VARIANTS, encode_prompt, held_out_text, kv_heads, probed_forward,
+                                              row_entropy, trained_model)
 from models.checks import choice
 from models.device import Timing, resolve_device, timed
 from models.limits import ATTN_BROAD_THRESHOLD, ATTN_PATTERN_CHARS, ATTN_PATTERN_THRESHOLD
@@ -133,7 +133,7 @@ class HeadsView:
 def _held_out_patterns(variant: str, device: str) -> HeadPatterns:
     loaded = trained_model(variant, device)
     text = held_out_text()[:ATTN_PATTERN_CHARS]
-    _, probe = _forward(loaded.model, loaded.vocab.encode(text))
+    _, probe = probed_forward(loaded.model, loaded.vocab.encode(text))
     return head_patterns(torch.cat(probe.attn_probs), text)                         # (L, H, T, T)
 
 
@@ -156,7 +156,7 @@ def look_at_heads(variant: str, prompt: str, *, device: torch.device | str | Non
     device = loaded.model.head.weight.device
     with timed(device) as watch:
         held_out = held_out_patterns(variant, device)
-        _, probe = _forward(loaded.model, ids)
+        _, probe = probed_forward(loaded.model, ids)
         probs = torch.cat(probe.attn_probs).cpu()                                  # (L, H, T, T)
         measured = head_patterns(probs, prompt)
     return HeadsView(loaded.name, loaded.model.config.variant, list(prompt), probs, kv_heads(loaded.model.config),

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from models.attention_explore.trained import _forward, encode_prompt, trained_model
+from models.attention_explore.trained import encode_prompt, probed_forward, trained_model
 from models.checks import whole
 from models.device import Timing, timed
 from models.generation import Filtered, check_sampling, filter_logits, generate
@@ -53,7 +53,7 @@ def next_token(variant: str, prompt: str, temperature: float = 1.0, top_k: int |
     seed = whole("seed", seed, 0, SEED_MAX)
     dev = model.head.weight.device
     with timed(dev) as watch:
-        logits, probe = _forward(model, ids, probs=False)                          # (T, V)
+        logits, probe = probed_forward(model, ids, probs=False)                          # (T, V)
         filtered = filter_logits(logits[-1], temperature, top_k, top_p)
         with torch.no_grad():
             lens_logits = torch.stack([model.readout(r[0]) for r in probe.residual])  # (L + 1, T, V)

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from models.attention_explore.trained import _forward, encode_prompt, held_out_text, row_entropy, trained_model
+from models.attention_explore.trained import (encode_prompt, held_out_text, probed_forward, row_entropy,
+                                              trained_model)
 from models.checks import number, whole
 from models.device import Timing, resolve_device, timed
 from models.limits import (ATTN_ENTROPY_ROWS, ATTN_LOSS_BLOCK, ATTN_LOSS_CHARS, ATTN_MAX_DIM, ATTN_MAX_KEYS,
@@ -214,8 +215,8 @@ def scale_effect(variant: str, prompt: str, multiplier: float, layer: int = 1, h
     dev = loaded.model.head.weight.device
     chars = len(held_out_text()) - 1 if full_text else ATTN_LOSS_CHARS
     with timed(dev) as watch:
-        _, trained = _forward(loaded.model, ids)
-        _, changed = _forward(_scaled(variant, m, str(dev)), ids)
+        _, trained = probed_forward(loaded.model, ids)
+        _, changed = probed_forward(_scaled(variant, m, str(dev)), ids)
         p0, p1 = torch.cat(trained.attn_probs).cpu(), torch.cat(changed.attn_probs).cpu()     # (L, H, T, T)
         loss0 = _loss_at(variant, 1.0, chars, str(dev))
         loss1 = _loss_at(variant, m, chars, str(dev))

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from models.attention_explore.trained import _forward, encode_prompt, kv_heads, trained_model
+from models.attention_explore.trained import encode_prompt, kv_heads, probed_forward, trained_model
 from models.checks import whole
 from models.device import Timing, timed
 from models.limits import ATTN_MAX_PROMPT
@@ -125,7 +125,7 @@ def attention_steps(variant: str, prompt: str, layer: int = 1, head: int = 1, qu
     i -= 1                                                                           # a query past the end: the last
     dev = model.head.weight.device
     with timed(dev) as watch:
-        _, probe = _forward(model, ids, probs=False)
+        _, probe = probed_forward(model, ids, probs=False)
         x = probe.residual[l]                                                        # (1, T, C): the block's input
         steps = _Stages(i, h)
         run = _mla_steps if cfg.attention == "mla" else _mha_steps

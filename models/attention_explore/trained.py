@@ -46,8 +46,10 @@ def encode_prompt(loaded, prompt: str) -> list[int]:
 
 
 @torch.no_grad()
-def _forward(model: Transformer, ids: list[int] | torch.Tensor, *, probs: bool = True) -> tuple[torch.Tensor, Probe]:
-    """Logits ``(T, V)`` of one sequence and the probe that recorded it."""
+def probed_forward(model: Transformer, ids: list[int] | torch.Tensor, *,
+                   probs: bool = True) -> tuple[torch.Tensor, Probe]:
+    """Logits ``(T, V)`` of one sequence and the probe that recorded it (every view reads the model
+    through this)."""
     probe = Probe(want_attn_probs=probs)
     ids = torch.as_tensor(ids, device=model.head.weight.device)
     logits, _ = Transformer.forward(model, ids[None], probe=probe)                 # (1, T, V)
