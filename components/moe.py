@@ -70,7 +70,7 @@ def _capacity(use: bool, factor) -> float | None:
 
 @grouped(tokens=dict(source="text", text=DEFAULT_TEXT, n_random=64, seed=0),
          layer=dict(experts=8, top_k=2, d_model=32, d_hidden=64, expert_kind="swiglu", use_capacity=False,
-                    capacity=1.0, shared=0),
+                    capacity=1.0, shared=0, shared_gate=False),
          router=dict(sharpness=1.0, skew=0.0))
 def moe_route(tokens: dict, layer: dict, router: dict, request: gr.Request = None) -> dict:
     """The ``/moe_route`` endpoint (parameters: the tokens', the layer's, the router's controls, by name):
@@ -86,7 +86,8 @@ def moe_route(tokens: dict, layer: dict, router: dict, request: gr.Request = Non
         d_model=whole("moe_d_model", layer["d_model"], 1, MOE_MAX_D_MODEL),
         d_hidden=whole("moe_d_hidden", layer["d_hidden"], 1, MOE_MAX_D_HIDDEN),
         capacity_factor=_capacity(layer["use_capacity"], layer["capacity"]),
-        num_shared=whole("moe_shared", layer["shared"], 0, MOE_MAX_SHARED), expert=layer["expert_kind"],
+        num_shared=whole("moe_shared", layer["shared"], 0, MOE_MAX_SHARED), shared_gate=bool(layer["shared_gate"]),
+        expert=layer["expert_kind"],
         logit_scale=number("moe_sharpness", router["sharpness"], 0, MOE_MAX_LOGIT_SCALE),
         skew=number("moe_skew", router["skew"], -MOE_MAX_LOGIT_SCALE, MOE_MAX_LOGIT_SCALE))
     words = split_tokens(tokens["text"]) if source == "text" else None
@@ -100,7 +101,7 @@ def moe_route(tokens: dict, layer: dict, router: dict, request: gr.Request = Non
                  E=spec.num_experts, z=ex.z_loss, total=c.total, active=c.active, share=c.active_share, dense=c.dense)
     return {"route_plot": routing_figure(ex.labels, ex.probs.tolist(), idx, kept, ex.load.tolist(),
                                          ex.kept_load.tolist(), ex.dropped_load.tolist(), ex.balanced_load, ex.capacity,
-                                         spec.num_shared, lang),
+                                         spec.num_shared, ex.shared_weight.tolist(), lang),
             "flow_plot": flow_figure(ex.flows().tolist(), ex.kept_slots.tolist(), ex.routed_norm.tolist(), ex.dropped,
                                      ex.assignments, lang),
             "loss_plot": loss_figure(ex.aux_loss, ex.z_loss, spec.num_experts, spec.top_k, counts, lang),
@@ -235,6 +236,7 @@ def _route_view() -> SimpleNamespace:
             ui.use_capacity = gr.Checkbox(False, label=t("moe_use_capacity"), elem_id="moe_use_capacity")
             ui.capacity = _slider(0, 4, 1.0, 0.05, "moe_capacity")
             ui.shared = _slider(0, MOE_MAX_SHARED, 0, 1, "moe_shared")
+            ui.shared_gate = gr.Checkbox(False, label=t("moe_shared_gate"), elem_id="moe_shared_gate")
             ui.sharpness = _slider(0, MOE_MAX_LOGIT_SCALE, 1.0, 0.1, "moe_sharpness")
             ui.skew = _slider(0, 10, 0.0, 0.1, "moe_skew")
         with gr.Column(scale=3):
@@ -247,7 +249,7 @@ def _route_view() -> SimpleNamespace:
     sliders = [ui.n_random, ui.experts, ui.top_k, ui.d_model, ui.d_hidden, ui.capacity, ui.shared, ui.sharpness,
                ui.skew]
     gr.on([ui.source.input, ui.text.submit, ui.text.blur, ui.seed.submit, ui.seed.blur, ui.expert_kind.input,
-           ui.use_capacity.input, *(s.input for s in sliders)], api_name="moe_route", show_progress="hidden",
+           ui.use_capacity.input, ui.shared_gate.input, *(s.input for s in sliders)], api_name="moe_route", show_progress="hidden",
           trigger_mode="always_last", **event(moe_route, ui, ROUTE_OUTPUTS))
     return ui
 

@@ -75,6 +75,7 @@ class RouteSpec:
     d_hidden: int = 64
     capacity_factor: float | None = None
     num_shared: int = 0
+    shared_gate: bool = False          # the shared experts' output × sigmoid(x · w_g) (Qwen2-MoE)
     expert: str = "swiglu"            # "swiglu" (Mixtral) or "relu" (Switch Transformer's experts)
     logit_scale: float = 1.0           # × router weights: sharper (> 1) or flatter (< 1) probabilities
     skew: float = 0.0                  # + bias on expert 1's logit
@@ -86,6 +87,8 @@ class RouteSpec:
         check_number("moe_d_model", self.d_model, 1, MOE_MAX_D_MODEL, integer=True)
         check_number("moe_d_hidden", self.d_hidden, 1, MOE_MAX_D_HIDDEN, integer=True)
         check_number("moe_shared", self.num_shared, 0, MOE_MAX_SHARED, integer=True)
+        if self.shared_gate and not self.num_shared:
+            raise InputError("moe_err_shared_gate")
         check_capacity(self.capacity_factor, MOE_MAX_CAPACITY_FACTOR)
         choice("moe_expert_kind", self.expert, MOE_EXPERT_KINDS)
         check_number("moe_sharpness", self.logit_scale, 0, MOE_MAX_LOGIT_SCALE)
@@ -98,7 +101,7 @@ class SparsityCounts:
 
     router: int
     expert: int                    # one routed expert
-    shared: int                    # all shared experts together
+    shared: int                    # all shared experts together, and their gate
     total: int                     # router + every expert + shared
     active: int                    # router + k experts + shared: what one token touches
     dense_hidden: int              # (k + shared)·h
@@ -128,7 +131,7 @@ def sparsity_counts(layer: MoELayer) -> SparsityCounts:
     cfg = layer.config
     count = lambda module: sum(p.numel() for p in module.parameters())   # noqa: E731
     router, expert = count(layer.router), count(layer.experts[0])
-    shared = count(layer.shared) if layer.shared is not None else 0
+    shared = sum(count(m) for m in (layer.shared, layer.shared_gate) if m is not None)
     width = (cfg.top_k + cfg.num_shared) * cfg.d_hidden
     dense = count(FFN(cfg.d_model, width, cfg.expert, device="meta"))
     return SparsityCounts(router, expert, shared, count(layer), router + cfg.top_k * expert + shared, width, dense)
@@ -149,6 +152,7 @@ class RouteExploration:
     aux_loss: float
     z_loss: float
     routed_norm: torch.Tensor      # (N,) ‖routed output‖ / ‖x‖: 0 when every slot was dropped
+    shared_weight: torch.Tensor    # (N,) the shared experts' weight: 1, or sigmoid(x · w_g) when gated
     counts: SparsityCounts
     timing: Timing = field(default=None)   # type: ignore[assignment]
 
@@ -202,6 +206,31 @@ class RouteExploration:
         return self.kept.sum(dim=1)
 
 
+def shared_weight(layer: MoELayer, x: torch.Tensor) -> torch.Tensor:
+    """``(N,)`` the weight of the shared experts' output for each token of ``x[N, d]``: 1, or
+    ``sigmoid(x · w_g)`` when the layer gates them (Qwen2-MoE).
+
+    >>> shared_weight(MoELayer(4, 8, 2, 1, num_shared=1), torch.randn(3, 4)).tolist()
+    [1.0, 1.0, 1.0]
+    """
+    if layer.shared_gate is None:
+        return x.new_ones(x.shape[0])                                      # (N,)
+    return torch.sigmoid(layer.shared_gate(x))[:, 0]                       # (N,)
+
+
+def shared_output(layer: MoELayer, x: torch.Tensor) -> torch.Tensor | int:
+    """What the always-on shared experts add to ``x[N, d]``, weighted by :func:`shared_weight`; 0 without.
+
+    >>> shared_output(MoELayer(4, 8, 2, 1), torch.randn(3, 4))
+    0
+    >>> shared_output(MoELayer(4, 8, 2, 1, num_shared=1, shared_gate=True), torch.randn(3, 4)).shape
+    torch.Size([3, 4])
+    """
+    if layer.shared is None:
+        return 0
+    return shared_weight(layer, x)[:, None] * layer.shared(x)             # (N, 1) · (N, d)
+
+
 def explore_routing(tokens: list[str] | None, spec: RouteSpec, *, n_random: int = 64, seed: int = 0,
                     device: torch.device | str | None = None) -> RouteExploration:
     """Route ``tokens`` (or ``n_random`` seeded N(0, 1) vectors when ``tokens`` is None) through a seeded layer.
@@ -222,17 +251,17 @@ def explore_routing(tokens: list[str] | None, spec: RouteSpec, *, n_random: int 
             x, labels = token_vectors(tokens, spec.d_model, seed, device), list(tokens)
         layer = MoELayer.seeded(spec.d_model, spec.d_hidden, spec.num_experts, spec.top_k,
                                 capacity_factor=spec.capacity_factor, num_shared=spec.num_shared,
-                                expert=spec.expert, router_bias=spec.skew != 0,
+                                shared_gate=spec.shared_gate, expert=spec.expert, router_bias=spec.skew != 0,
                                 generator=generator(seed + 1, device))
         with torch.no_grad():
             layer.router.weight.mul_(spec.logit_scale)
             if spec.skew:
                 layer.router.bias[0] = spec.skew
             out = layer(x[None])                                           # y: (1, N, d)
-            routed = out.y[0] - (layer.shared(x) if layer.shared is not None else 0)   # (N, d)
+            routed = out.y[0] - shared_output(layer, x)                                # (N, d)
             ratio = routed.norm(dim=-1) / x.norm(dim=-1).clamp(min=1e-12)              # (N,)
         result = RouteExploration(labels, out.router_probs, out.topk_idx, out.topk_weight, out.kept,
                                   out.expert_load, out.capacity, out.dropped, out.aux_loss.item(),
-                                  out.z_loss.item(), ratio, sparsity_counts(layer))
+                                  out.z_loss.item(), ratio, shared_weight(layer, x), sparsity_counts(layer))
     result.timing = watch.timing
     return result

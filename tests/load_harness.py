@@ -55,7 +55,7 @@ INSTANT = {
     "/bpe_encode": lambda rng: ["the cat sat on the mat, 露营 🙂", rng.randint(0, 200)],
     "/moe_route": lambda rng: ["text", "the cat sat on the mat , the dog sat on the log", 64, rng.randint(0, 100),
                                rng.choice([4, 8, 16]), rng.randint(1, 4), 32, 64, "swiglu", rng.random() < 0.5, 1.0,
-                               rng.randint(0, 2), 1.0, 0.0],
+                               rng.randint(0, 2), False, 1.0, 0.0],
     "/ffn_activations": lambda rng: [["relu", "gelu", "silu", "swiglu"], -rng.randint(1, 8), rng.randint(1, 8),
                                      rng.choice(["swiglu", "geglu"])],
     "/ffn_sizes": lambda rng: [rng.choice([768, 4096, 8192]), rng.choice([64, 256])],

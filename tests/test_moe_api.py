@@ -10,7 +10,7 @@ from tests.conftest import cancel_after_first_update, cancel_and_settle, plot_js
 ACTS = ["relu", "gelu", "gelu_tanh", "silu", "geglu", "swiglu"]
 ROUTE = dict(source="text", text="the cat sat on the mat , the dog sat on the log", n_random=64, seed=0, experts=8,
              top_k=2, d_model=32, d_hidden=64, expert_kind="swiglu", use_capacity=False, capacity=1.0, shared=0,
-             sharpness=1.0, skew=0.0)
+             shared_gate=False, sharpness=1.0, skew=0.0)
 TRAIN = dict(experts=8, top_k=1, aux_coef=0.05, z_coef=0.0, use_capacity=False, capacity=1.25, steps=20, seed=0,
              compare=True)
 
@@ -145,6 +145,17 @@ def test_shared_experts_are_always_on_rows(client):
     assert params == [d * E + (E + s) * 3 * d * h, d * E + (k + s) * 3 * d * h, (k + s) * 3 * d * h]
 
 
+def test_gated_shared_experts_count_their_gate(client):
+    """Qwen2-MoE's gate on the shared experts: each token's weight on the shared rows (a sigmoid, no longer 1),
+    and d more weights, in the total and in what every token touches."""
+    routing, _, losses, _, _ = route(client, shared=2, shared_gate=True)
+    weights = traces(routing, "heatmap")[-1]["z"]                     # the shared rows: each token's gate
+    assert weights[0] == weights[1] and len(set(weights[0])) > 1 and all(0 < w < 1 for w in weights[0])
+    params = traces(losses, "bar")[1]["y"]
+    d, h, E, k, s = 32, 64, 8, 2, 2
+    assert params == [d * E + (E + s) * 3 * d * h + d, d * E + (k + s) * 3 * d * h + d, (k + s) * 3 * d * h]
+
+
 def test_training_streams_and_balances(client):
     job = client.submit(**TRAIN, api_name="/moe_train")
     outputs = job.result(timeout=600) and job.outputs()
@@ -179,6 +190,7 @@ def test_figures_follow_the_browser_language(server_url):
     (dict(expert_kind="gelu"), "expert FFN = 'gelu': must be one of swiglu, relu"),
     (dict(text="w " * 300), "at most 256"),
     (dict(text=" "), "at least one word"),
+    (dict(shared=0, shared_gate=True), "set Shared experts to at least 1"),
 ])
 def test_route_bad_input_gives_a_clear_message(client, changes, message):
     with pytest.raises(AppError, match=message):

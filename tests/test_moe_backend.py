@@ -494,6 +494,27 @@ def test_skew_drives_the_aux_loss_toward_collapse():
     assert sharp.z_loss > flat.z_loss
 
 
+@pytest.mark.parametrize("gate", [False, True])
+def test_explorer_routed_part_leaves_out_the_shared_experts(gate):
+    """What the routed experts add (the flow figure's ``routed_norm``) is the layer's output less the shared
+    experts', gated as Qwen2-MoE gates them: equal to the per-token reference of the same layer without them."""
+    import copy
+
+    from models.device import generator
+    spec = RouteSpec(num_experts=4, top_k=2, d_model=8, d_hidden=16, num_shared=1, shared_gate=gate)
+    ex = explore_routing(None, spec, n_random=12, seed=3)
+    x = torch.randn(12, 8, generator=generator(3, torch.device("cpu")))        # the explorer's tokens
+    layer = MoELayer.seeded(8, 16, 4, 2, num_shared=1, shared_gate=gate, generator=generator(4, torch.device("cpu")))
+    routed_only = copy.deepcopy(layer)
+    routed_only.shared = routed_only.shared_gate = None
+    with torch.no_grad():
+        expected = moe_reference(routed_only, x[None])[0].norm(dim=-1) / x.norm(dim=-1)
+    assert_close(ex.routed_norm, expected, atol=1e-5, rtol=1e-5)
+    assert ex.counts.shared == 3 * 8 * 16 + (8 if gate else 0)
+    weight = 1 / (1 + torch.exp(-(x @ layer.shared_gate.weight[0]))) if gate else torch.ones(12)   # (N,)
+    assert_close(ex.shared_weight, weight.detach(), atol=1e-6, rtol=1e-6)
+
+
 def test_explorer_capacity_and_residual():
     ex = explore_routing(None, RouteSpec(num_experts=4, top_k=2, capacity_factor=0.25, skew=5.0), n_random=64)
     assert ex.dropped == int((ex.load - ex.capacity).clamp(min=0).sum()) > 0

@@ -103,9 +103,11 @@ def ffn_sizes_figure(s: FFNSizes, lang: str = "en") -> go.Figure:
 
 def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[list[int]], kept: list[list[bool]],
                    load: list[int], kept_load: list[int], dropped_load: list[int], balanced: float,
-                   capacity: int | None, num_shared: int, lang: str = "en") -> go.Figure:
+                   capacity: int | None, num_shared: int, shared_weight: list[float] | None = None,
+                   lang: str = "en") -> go.Figure:
     """Router probabilities (experts × tokens) with the chosen experts circled and the dropped ones
-    crossed, shared experts as always-on rows on top; beside it the load of each expert.
+    crossed, shared experts as always-on rows on top (each token's ``shared_weight``: 1, or a gate's
+    sigmoid); beside it the load of each expert.
 
     Rows are numbers (shared experts 0 … S−1, expert e at S + e) labelled by ticks: two heatmaps on
     one categorical axis with different categories break plotly.js's heatmap calc.
@@ -136,9 +138,11 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
          "hoverinfo": "skip", **axis_ref(0)},
     ]
     if S:
-        data.append({"type": "heatmap", "x": list(range(N)), "y": list(range(S)), "z": [[1] * N for _ in range(S)],
-                     "zmin": 0, "zmax": 1, "showscale": False, "colorscale": [[0, "#e2e8f0"], [1, "#cbd5e1"]], **gaps,
-                     "hovertemplate": tr(lang, "moe_fig_shared_hover") + "<extra></extra>", **axis_ref(0)})
+        weight = finite_grid([shared_weight or [1] * N])[0]
+        data.append({"type": "heatmap", "x": list(range(N)), "y": list(range(S)), "z": [weight] * S,
+                     "zmin": 0, "zmax": 1, "showscale": False, "colorscale": [[0, "#f1f5f9"], [1, "#94a3b8"]], **gaps,
+                     "hovertemplate": tr(lang, "moe_fig_shared_weight") + " · token %{x}: %{z:.3f}<extra></extra>",
+                     **axis_ref(0)})
     data += [
         {"type": "bar", "orientation": "h", "y": list(range(S)), "x": [N] * S, "name": tr(lang, "moe_fig_shared_hover"),
          "marker": {"color": "#cbd5e1"}, "showlegend": False, "hovertemplate": "%{x}<extra></extra>", **axis_ref(1)},
