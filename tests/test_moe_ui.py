@@ -59,11 +59,13 @@ def test_ffn_routing_and_training(page, server_url, shot):
     set_number(page, "moe_top_k", 8)
     wait_traces(page, ROUTE, 8, CHOICES)
     assert text_overlaps(page.locator(ROUTE), OVERLAPS) == []
-    # Gated shared experts (Qwen2-MoE): their rows show each token's gate.
+    # Gated shared experts (Qwen2-MoE): their rows show each token's gate. Regression: with shared
+    # experts the load axis began at −10 (Plotly's autorange); counts begin at 0.
     set_number(page, "moe_shared", 1)
     page.locator("#moe_shared_gate label").click()
     page.wait_for_function(f"() => new Set(document.querySelector('{ROUTE}').data.filter(t => t.type === 'heatmap')"
                            ".at(-1).z[0]).size > 1", timeout=30_000)
+    assert page.locator(ROUTE).evaluate("g => g._fullLayout.xaxis2.range[0]") == 0
 
     page.locator("[data-tab-id=moe_train]").click()
     set_number(page, "moe_steps", 20)

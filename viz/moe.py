@@ -173,7 +173,7 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
                            tickvals=list(range(N)), ticktext=[_short(s) for s in labels], tickangle=-60,
                            showticklabels=N <= 80, range=[-0.5, N - 0.5], showgrid=False, zeroline=False)
     layout["yaxis"].update(row_axis, title={"text": tr(lang, "moe_fig_expert")})
-    layout["xaxis2"].update(domain=[0.72, 1.0], title={"text": tr(lang, "moe_fig_load")})
+    layout["xaxis2"].update(domain=[0.72, 1.0], title={"text": tr(lang, "moe_fig_load")}, rangemode="nonnegative")
     layout["yaxis2"].update(row_axis, side="right", automargin=True)      # clear of the colorbar's ticks
     layout.update(barmode="stack", shapes=shapes, annotations=notes)
     # "choice 1 2 … k": short entries, so that the legend stays over the heatmap at k = 8.
