@@ -54,7 +54,7 @@ def main() -> None:
     from components.attention_next import attention_next
     from components.attention_scale import attention_scale
     from components.attention_steps import attention_steps
-    from models.attention_explore.trained import _forward, trained_model
+    from models.attention_explore.trained import probed_forward, trained_model
     from models.device import device_name, timed
 
     repeats = args.repeats or (3 if args.quick else 15)
@@ -68,7 +68,7 @@ def main() -> None:
 
     def forward_probe():
         with timed(device):
-            _forward(model, ids[0])
+            probed_forward(model, ids[0])
 
     floors = {}
     for name, fn in (("forward", forward), ("forward + Probe", forward_probe)):

@@ -53,7 +53,7 @@ def next_token(variant: str, prompt: str, temperature: float = 1.0, top_k: int |
     seed = whole("seed", seed, 0, SEED_MAX)
     dev = model.head.weight.device
     with timed(dev) as watch:
-        logits, probe = probed_forward(model, ids, probs=False)                          # (T, V)
+        logits, probe = probed_forward(model, ids, probs=False)                    # (T, V)
         filtered = filter_logits(logits[-1], temperature, top_k, top_p)
         with torch.no_grad():
             lens_logits = torch.stack([model.readout(r[0]) for r in probe.residual])  # (L + 1, T, V)
