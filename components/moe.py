@@ -249,8 +249,8 @@ def _route_view() -> SimpleNamespace:
     sliders = [ui.n_random, ui.experts, ui.top_k, ui.d_model, ui.d_hidden, ui.capacity, ui.shared, ui.sharpness,
                ui.skew]
     gr.on([ui.source.input, ui.text.submit, ui.text.blur, ui.seed.submit, ui.seed.blur, ui.expert_kind.input,
-           ui.use_capacity.input, ui.shared_gate.input, *(s.input for s in sliders)], api_name="moe_route", show_progress="hidden",
-          trigger_mode="always_last", **event(moe_route, ui, ROUTE_OUTPUTS))
+           ui.use_capacity.input, ui.shared_gate.input, *(s.input for s in sliders)], api_name="moe_route",
+          show_progress="hidden", trigger_mode="always_last", **event(moe_route, ui, ROUTE_OUTPUTS))
     return ui
 
 

@@ -53,7 +53,7 @@ STRINGS = {
 **Equal parameters.** SwiGLU has three matrices, so at equal parameter count $3\,d\,h = 2\cdot d\cdot 4d$, i.e. $h = \tfrac{8}{3}d$. Meta's Llama code computes `int(2 * 4d / 3)` and rounds *up* to `multiple_of` (256 in Llama-2: $d=4096 \to 10922 \to 11008$). Both counts in the bar chart come from modules built with PyTorch (on the meta device: shapes, no memory).
 """,
         "moe_route_explain": r"""
-**Routing.** For each token $x$: router probabilities $p = \mathrm{softmax}(x W_r)$ over $E$ experts, the top-$k$ experts, their weights renormalised over the $k$ (Mixtral), and $y = \sum_{j \in \text{top-}k} w_j\,\mathrm{expert}_j(x)$ + the shared experts (always on, weight 1, DeepSeekMoE). The block adds the residual: $x + y$.
+**Routing.** For each token $x$: router probabilities $p = \mathrm{softmax}(x W_r)$ over $E$ experts, the top-$k$ experts, their weights renormalised over the $k$ (Mixtral), and $y = \sum_{j \in \text{top-}k} w_j\,\mathrm{expert}_j(x)$ + the shared experts (always on, DeepSeekMoE: weight 1; Qwen2-MoE gates them: × sigmoid(x · w_g)). The block adds the residual: $x + y$.
 
 **Capacity.** With a factor $c$ each expert takes at most $C = \lceil c\cdot k\cdot N/E \rceil$ assignments ($c = 1$: exactly the balanced share). Priority (GShard): every token's first choice is served before any token's second choice, and tokens in order within a rank. A dropped assignment contributes nothing; a token whose every choice was dropped gets $y = 0$ and passes through the residual unchanged (red ✕ at zero, right of the Sankey).
 
@@ -87,7 +87,7 @@ STRINGS = {
         "moe_fig_token": "token", "moe_fig_expert": "expert", "moe_fig_prob": "p", "moe_fig_load": "assignments",
         "moe_fig_kept": "processed", "moe_fig_dropped": "dropped by capacity", "moe_fig_balanced": "balanced N·k/E = {v:g}",
         "moe_fig_capacity": "capacity C = {c}", "moe_fig_shared": "S{i} shared", "moe_fig_shared_hover": "shared expert: every token",
-        "moe_fig_shared_weight": "shared experts' weight (1, or sigmoid(x · w_g) gated)",
+        "moe_fig_shared_weight": "shared experts' weight (1, or sigmoid(x · w_g) when gated)",
         "moe_fig_flow_title": "Where the assignments went: {dropped} of {total} dropped",
         "moe_fig_choice": "choice {r}", "moe_fig_choices": "choice", "moe_fig_residual": "dropped → residual only", "moe_fig_routed_norm": "‖routed output‖ / ‖x‖ per token",
         "moe_fig_slots_all": "all {k} slots kept", "moe_fig_slots_some": "some dropped", "moe_fig_slots_none": "all dropped: y = x + 0",
@@ -192,7 +192,7 @@ STRINGS = {
 **参数量相同。** SwiGLU 有三个矩阵，参数量相同要求 $3\,d\,h = 2\cdot d\cdot 4d$，即 $h = \tfrac{8}{3}d$。Meta 的 Llama 代码先算 `int(2 * 4d / 3)`，再*向上*取整到 `multiple_of` 的倍数（Llama-2 为 256：$d=4096 \to 10922 \to 11008$）。柱状图中的两个参数量都来自用 PyTorch 实际构建的模块（在 meta 设备上构建：只有形状，不占内存）。
 """,
         "moe_route_explain": r"""
-**路由。** 对每个词元 $x$：先算出 $E$ 个专家上的路由概率 $p = \mathrm{softmax}(x W_r)$，选出 top-$k$ 个专家，把它们的权重在这 $k$ 个之间重新归一化（Mixtral），再算 $y = \sum_{j \in \text{top-}k} w_j\,\mathrm{expert}_j(x)$ 加上共享专家的输出（始终激活，权重 1，DeepSeekMoE）。整个块再加上残差：$x + y$。
+**路由。** 对每个词元 $x$：先算出 $E$ 个专家上的路由概率 $p = \mathrm{softmax}(x W_r)$，选出 top-$k$ 个专家，把它们的权重在这 $k$ 个之间重新归一化（Mixtral），再算 $y = \sum_{j \in \text{top-}k} w_j\,\mathrm{expert}_j(x)$ 加上共享专家的输出（始终激活，DeepSeekMoE：权重 1；Qwen2-MoE 加门控：× sigmoid(x · w_g)）。整个块再加上残差：$x + y$。
 
 **容量。** 容量因子为 $c$ 时，每个专家最多接收 $C = \lceil c\cdot k\cdot N/E \rceil$ 个分配（$c = 1$：恰好是均衡时的份额）。优先级（GShard）：先满足所有词元的第一选择，再处理任何词元的第二选择；同一顺位内按词元顺序。被丢弃的分配没有任何贡献；所有选择都被丢弃的词元得到 $y = 0$，只经残差原样传下去（桑基图右侧零值处的红色 ✕）。
 

@@ -135,6 +135,8 @@ class MoEOutput:
     router_logits: torch.Tensor     # (N, E)
     kept: torch.Tensor              # (N, k) bool: the assignment survived capacity
     capacity: int | None            # assignments each expert may take, None = unlimited
+    shared_y: torch.Tensor | None = None        # (N, d) what the shared experts added (gated); None without
+    shared_weight: torch.Tensor | None = None   # (N,) the shared gate's sigmoid; None without a gate
 
     # The two router losses are computed when first read (in the grad mode of that moment): training
     # reads them; inference, which throws them away in most MoE code, does not pay for them.
@@ -381,15 +383,18 @@ class MoELayer(nn.Module):
             per_token = kept.sum(dim=1)                                    # (N,) kept slots of each token
             offsets = per_token.cumsum(0) - per_token                      # (N,)
         y = F.embedding_bag(bags, expert_out, offsets, mode="sum", per_sample_weights=bag_weight)  # (N, d)
+        shared = gate = None
         if self.shared is not None:
             shared = self.shared(flat)                                     # (N, d)
             if self.shared_gate is not None:
-                shared = torch.sigmoid(self.shared_gate(flat)) * shared    # (N, 1) · (N, d)
+                gate = torch.sigmoid(self.shared_gate(flat))[:, 0]         # (N,)
+                shared = gate[:, None] * shared                            # (N, 1) · (N, d)
             y = y + shared
 
         return MoEOutput(
             y=y.view(B, T, d), router_probs=probs, topk_idx=idx, topk_weight=weight, expert_load=load,
-            dropped=k * N - M, router_logits=logits, kept=kept, capacity=capacity)
+            dropped=k * N - M, router_logits=logits, kept=kept, capacity=capacity, shared_y=shared,
+            shared_weight=gate)
 
 
 # --------------------------------------------------------------------------- references

