@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import tempfile
 import time
 from collections.abc import Iterator
@@ -71,9 +70,12 @@ def _moved(session: dict | None, step, by: int) -> int:
     merges learned, whatever the box held (a number typed past the end goes back to it). Anything but a
     whole number is the error that names that range, as a typed step's is."""
     m = len(session["trace"].merges) if session else 0
-    if isinstance(step, (int, float)) and not isinstance(step, bool) and math.isfinite(step) and step == int(step):
-        return min(max(int(step) + by, 0), m)
-    return whole("bpe_step", step, 0, m)
+    try:
+        k = whole("bpe_step", step, 0)
+    except InputError:
+        whole("bpe_step", step, 0, m)                 # the error, naming 0 to the merges learned
+        raise
+    return min(max(k + by, 0), m)
 
 
 def _empty_views(lang: str) -> dict:

@@ -64,18 +64,20 @@ def fit_views(text: str = DEFAULT_TEXT, heads: int = 2, seq: int = 1, head: int 
     A slider is left as it is while what sets its end is not valid: the draw names the error."""
     from models.masks import parse_batch
 
-    def fit(value, end: int):
+    def fit(name: str, value, end: int):
         if end == 1:
             return gr.update(visible=False, value=1)
-        inside = isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
-        return gr.update(visible=True, maximum=end, **({"value": min(value, end)} if inside else {}))
+        try:
+            return gr.update(visible=True, maximum=end, value=min(whole(name, value, 1), end))
+        except InputError:                         # the draw names it
+            return gr.update(visible=True, maximum=end)
     fitted = {}
     try:
-        fitted["seq"] = fit(seq, len(parse_batch(text).tokens))
+        fitted["seq"] = fit("masks_sequence", seq, len(parse_batch(text).tokens))
     except InputError:
         pass
     try:
-        fitted["head"] = fit(head, whole("masks_heads", heads, 1, MAX_HEADS))
+        fitted["head"] = fit("masks_head", head, whole("masks_heads", heads, 1, MAX_HEADS))
     except InputError:
         pass
     return fitted

@@ -79,3 +79,20 @@ def test_bad_input_gives_a_clear_message_and_server_keeps_serving(client, change
     with pytest.raises(AppError, match=message):
         call(client, **changes)
     assert call(client)[3].endswith("ms")
+
+
+def test_the_view_sliders_fit_the_batch():
+    """``fit_views`` (the masks tab's private event before a text or head-count change is drawn): each view
+    slider ends at the batch's count, a value past it moves to it, one choice hides the slider, and a value
+    that is not a whole number changes only the end (the draw names it)."""
+    from components.masks import fit_views
+    two_lines = "a b\n\nc"                                             # the empty line is not a sequence
+    out = fit_views(two_lines, 3, 5, 2)
+    assert (out["seq"]["maximum"], out["seq"]["value"], out["seq"]["visible"]) == (2, 2, True)
+    assert (out["head"]["maximum"], out["head"]["value"]) == (3, 2)
+    out = fit_views("a b", 1, 1, 1)
+    assert out["seq"] == {"__type__": "update", "visible": False, "value": 1} and out["head"]["visible"] is False
+    out = fit_views(two_lines, 2, float("nan"), True)
+    assert "value" not in out["seq"] and "value" not in out["head"] and out["seq"]["maximum"] == 2
+    assert fit_views("", 0, 1, 1) == {}                               # no valid text nor head count: nothing moves
+    assert set(fit_views("", 4, 1, 9)) == {"head"}
