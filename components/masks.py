@@ -7,7 +7,7 @@ import gradio as gr
 
 from components.common import device_line, explain
 from components.i18n import lang_of, t
-from components.widgets import Number, Radio, Slider
+from components.widgets import Number, Radio, Slider, fit_slider
 from components.wiring import event, grouped, join_draws
 from models.checks import InputError, choice, whole
 from models.limits import MASKS_MAX_HEADS as MAX_HEADS
@@ -64,20 +64,13 @@ def fit_views(text: str = DEFAULT_TEXT, heads: int = 2, seq: int = 1, head: int 
     A slider is left as it is while what sets its end is not valid: the draw names the error."""
     from models.masks import parse_batch
 
-    def fit(name: str, value, end: int):
-        if end == 1:
-            return gr.update(visible=False, value=1)
-        try:
-            return gr.update(visible=True, maximum=end, value=min(whole(name, value, 1), end))
-        except InputError:                         # the draw names it
-            return gr.update(visible=True, maximum=end)
     fitted = {}
     try:
-        fitted["seq"] = fit("masks_sequence", seq, len(parse_batch(text).tokens))
+        fitted["seq"] = fit_slider("masks_sequence", seq, len(parse_batch(text).tokens))
     except InputError:
         pass
     try:
-        fitted["head"] = fit("masks_head", head, whole("masks_heads", heads, 1, MAX_HEADS))
+        fitted["head"] = fit_slider("masks_head", head, whole("masks_heads", heads, 1, MAX_HEADS))
     except InputError:
         pass
     return fitted

@@ -19,7 +19,7 @@ import gradio as gr
 from components import norms_stability
 from components.common import HEAVY, device_line, explain, low_priority, says_done, stop_button
 from components.i18n import lang_of, t
-from components.widgets import CheckboxGroup, Number, Radio, Slider
+from components.widgets import CheckboxGroup, Number, Radio, Slider, fit_slider
 from components.wiring import event, grouped, join_draws
 from locales import tr
 from models.checks import InputError, choice, number, whole
@@ -145,6 +145,21 @@ def norm_axes(batch: int = 2, tokens: int = 4, features: int = 6, seed: int = 0,
     return {"axes_plot": fig, "axes_check": axes_summary(view.max_error, lang), "axes_device": str(view.timing)}
 
 
+def fit_cell(batch: int = 2, tokens: int = 4, features: int = 6, item: int = 1, token: int = 2,
+             feature: int = 3) -> dict:
+    """The highlight sliders end at the shape's items, tokens and features (``fit_slider``); one whose
+    size is not valid is left as it is (the draw names the error)."""
+    fitted = {}
+    for name, size, low, pick, value in (("norms_axes_batch", batch, 1, "item", item),
+                                         ("norms_axes_tokens", tokens, 1, "token", token),
+                                         ("norms_axes_features", features, 2, "feature", feature)):
+        try:
+            fitted[pick] = fit_slider(f"norms_{pick}", value, whole(name, size, low, NORM_AXES_MAX))
+        except InputError:
+            pass
+    return fitted
+
+
 def first_draw(batch: int = 2, tokens: int = 4, features: int = 6, seed: int = 0, item: int = 1, token: int = 2,
                feature: int = 3, request: gr.Request = None) -> dict:
     """The axes view when the tab opens, and the other figures saying what fills them. The gradients
@@ -152,6 +167,7 @@ def first_draw(batch: int = 2, tokens: int = 4, features: int = 6, seed: int = 0
     from viz.norms import waiting_figures
     grads, sweep, train = waiting_figures(lang_of(request))
     return {**norm_axes(batch, tokens, features, seed, item, token, feature, request=request),
+            **fit_cell(batch, tokens, features, item, token, feature),
             "grads_plot": grads, "sweep_plot": sweep, "train_plot": train, "grads_ticket": 1}
 
 
@@ -248,12 +264,17 @@ def build() -> dict:
     running = run.click(api_name="norm_train", show_progress="minimal", **HEAVY,
                         **event(says_done(norm_train), train, ("train_plot", "findings", "status")))
     stop_button(stop, running, train.status)
-    gr.on([axes.batch.input, axes.tokens.input, axes.features.input, axes.item.input, axes.token.input,
-           axes.feature.input, axes.seed.submit, axes.seed.blur], api_name="norm_axes", trigger_mode="always_last",
-          show_progress="hidden", **event(norm_axes, axes, ("axes_plot", "axes_check", "axes_device")))
+    draw_axes = event(norm_axes, axes, ("axes_plot", "axes_check", "axes_device"), show_progress="hidden")
+    gr.on([axes.item.input, axes.token.input, axes.feature.input, axes.seed.submit, axes.seed.blur],
+          api_name="norm_axes", trigger_mode="always_last", **draw_axes)
+    # The shape sets where the highlight sliders end: fitted first, then drawn.
+    gr.on([axes.batch.input, axes.tokens.input, axes.features.input], api_visibility="private",
+          trigger_mode="always_last", **event(fit_cell, axes, ("item", "token", "feature"), show_progress="hidden")
+          ).then(api_visibility="private", **draw_axes)
     # The first draw: the axes view, and the ticket that starts /norm_gradients (the named events are the API).
     drawn = {**vars(axes), **{k: getattr(grads, k) for k in ("grads_plot", "sweep_plot", "grads_ticket")},
              "train_plot": train.train_plot}
-    return {**join_draws(event(first_draw, drawn, ("axes_plot", "axes_check", "axes_device", "grads_plot", "sweep_plot",
-                                                   "train_plot", "grads_ticket"), show_progress="hidden"), stability),
+    return {**join_draws(event(first_draw, drawn, ("axes_plot", "axes_check", "axes_device", "item", "token", "feature",
+                                                   "grads_plot", "sweep_plot", "train_plot", "grads_ticket"),
+                               show_progress="hidden"), stability),
             "at_root": [grads.grads_ticket]}

@@ -20,7 +20,26 @@ import gradio as gr
 from gradio.blocks import Block
 from gradio.routes import App
 
+from models.checks import InputError, whole
+
 log = logging.getLogger("llm_anatomy")
+
+
+def fit_slider(name: str, value: Any, end: int) -> dict:
+    """The update of a slider that picks one of ``end`` things (a sequence, a head, a cell): it ends at
+    ``end`` and a value past the end moves to it; with one choice it is hidden, since Gradio refuses a
+    slider whose ends meet. A value that is not a whole number changes only the end: the draw names it
+    (``name``, a locales term, is the value's name there).
+
+    >>> fit_slider("masks_head", 5, 3)["value"], fit_slider("masks_head", 5, 1)["visible"]
+    (3, False)
+    """
+    if end == 1:
+        return gr.update(visible=False, value=1)
+    try:
+        return gr.update(visible=True, maximum=end, value=min(whole(name, value, 1), end))
+    except InputError:
+        return gr.update(visible=True, maximum=end)
 
 
 def _rounded(payload: Any, precision: int | None) -> Any:

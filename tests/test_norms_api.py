@@ -149,3 +149,13 @@ def test_the_device_line_speaks_the_pages_language(server_url):
     *_, device = zh.predict(**(GRADIENTS | dict(n_layers=2, d_model=16, n_heads=2, seq_len=8, batch=1)),
                             api_name="/norm_gradients")
     assert device.endswith("（2 × 1 次反向传播）") and "backward" not in device
+
+
+def test_the_highlight_sliders_fit_the_shape():
+    """``fit_cell`` (the axes view's private event before a shape change is drawn): each highlight slider ends
+    at its size, a value past it moves to it, a size of one hides it, an invalid size leaves it alone."""
+    from components.norms import fit_cell
+    out = fit_cell(2, 1, 6, 5, 1, 9)
+    assert (out["item"]["maximum"], out["item"]["value"]) == (2, 2)
+    assert out["token"]["visible"] is False and (out["feature"]["maximum"], out["feature"]["value"]) == (6, 6)
+    assert set(fit_cell(0, 4, 6, 1, 2, 3)) == {"token", "feature"}

@@ -47,6 +47,14 @@ def test_depth_and_placement_change_the_plot_and_training_streams(page, server_u
     page.wait_for_function(f"() => document.querySelector('{AXES}').layout.shapes"
                            ".filter(s => s.type === 'rect' && s.xref === 'x4')[0].x0 === 3.5", timeout=30_000)
     expect(page.locator("#norm_axes_check")).to_contain_text("torch.nn.LayerNorm")
+    # Regression: the highlight sliders went to 8 whatever the shape (2 items, 4 tokens, 6 features by
+    # default), and fewer features than the one highlighted answered with an error. They end at the shape.
+    assert [page.locator(f"#norm_axes_{c} input[type=range]").get_attribute("max") for c in "btf"] == ["2", "4", "6"]
+    set_slider(page, "norm_axes_features", 4)
+    expect(page.locator("#norm_axes_f input[type=range]")).to_have_attribute("max", "4")
+    expect(page.locator("#norm_axes_f input[type=number]")).to_have_value("4")                  # 5 moved to the end
+    page.wait_for_function(f"() => document.querySelector('{AXES}').layout.shapes"
+                           ".filter(s => s.type === 'rect' && s.xref === 'x4')[0].x0 === 2.5", timeout=30_000)
 
     # a short training run streams, then finishes; Stop is there
     set_slider(page, "norm_steps", 10)
