@@ -8,8 +8,8 @@ Every contender computes the same layer (SwiGLU experts, h = 704 = 8/3·256 roun
 of 64) and is checked against the vectorised output before timing:
 
 - **vectorised**: ``MoELayer.forward`` (sort by expert, gather, the experts as one grouped matmul
-  each way or one call per wide expert, one ``embedding_bag`` for the weighted sum over the k slots);
-  the full forward, router and losses included.
+  each way on the CPU, one padded ``bmm`` each way on a GPU, or one call per wide expert, one
+  ``embedding_bag`` for the weighted sum over the k slots); the full forward, router and losses included.
 - **floor**: one expert MLP on all N·k assignments as a single batch (no routing, no gather, no
   scatter): the matrix work any correct dispatch must do, in the most efficient shape.
 - **experts' matmuls**: ``layer.experts`` on the same N·k rows split into the group sizes this input
@@ -17,6 +17,8 @@ of 64) and is checked against the vectorised output before timing:
   or combine. The vectorised layer over this row is the dispatch's own cost; this row over the floor
   is what E weight matrices cost over one (at E = 32, h = 176: 17 MB of weights through the caches and
   32 GEMMs of ~128 rows instead of one of 4,096).
+- **experts one by one**: the same rows, one matmul each way per expert (``Experts.looped``): what
+  the grouped call (CPU) or the padded ``bmm`` (GPU) saves.
 - **per-token loop**: :func:`models.moe.moe_reference`, each token through its k experts one by one.
 - **index_add_ (ours)**: :func:`models.moe.moe_index_add`, the Mixtral algorithm written from its source.
 - **HF Mixtral**: ``transformers``' ``MixtralSparseMoeBlock`` (eager experts) holding the same weights.
@@ -95,6 +97,7 @@ def run(N: int, d: int, h: int, E: int, k: int, rounds: int, loop_rounds: int, d
         "vectorised": lambda: layer(x).y,
         "floor": lambda: layer.experts[0](repeated),
         "experts' matmuls": lambda: layer.experts(repeated, sizes),
+        "experts one by one": lambda: layer.experts.looped(repeated, sizes),
         "per-token loop": lambda: moe_reference(layer, x),
         "index_add_ (ours)": lambda: moe_index_add(layer, x),
     }
@@ -103,7 +106,7 @@ def run(N: int, d: int, h: int, E: int, k: int, rounds: int, loop_rounds: int, d
     with torch.no_grad():
         expected = fns["vectorised"]()
         for name, fn in fns.items():
-            if name not in ("floor", "experts' matmuls"):
+            if name not in ("floor", "experts' matmuls", "experts one by one"):
                 torch.testing.assert_close(fn().reshape(expected.shape), expected, atol=1e-4, rtol=1e-4)
         for fn in fns.values():                                                 # warm up
             fn()
@@ -117,11 +120,14 @@ def run(N: int, d: int, h: int, E: int, k: int, rounds: int, loop_rounds: int, d
     med = {name: statistics.median(ts) for name, ts in wall.items()}
     med_cpu = {name: statistics.median(ts) for name, ts in cpu.items()}
     ref = med_cpu if show_cpu else med
+    grouped = ref["experts' matmuls"]
     for name in fns:
         ratio = ref[name] / ref["vectorised"]
         note = {"floor": f"   vectorised / floor = {1 / ratio:.2f}x (target <= 1.3x)",
                 "experts' matmuls": f"   vectorised / experts' matmuls = {1 / ratio:.2f}x (the dispatch's cost); "
                                     f"experts' matmuls / floor = {ref[name] / ref['floor']:.2f}x",
+                "experts one by one": f"   experts' matmuls {ref[name] / grouped:.2f}x faster "
+                                      f"(a call per expert instead of the {layer.experts.path(repeated, sizes)} path)",
                 "per-token loop": f"   vectorised {ratio:.1f}x faster (target >= 10x)"}.get(
             name, f"   vectorised {ratio:.2f}x faster" if name != "vectorised" else "")
         print(f"{name:<20}{med[name]:>9.2f}" + (f"{med_cpu[name]:>9.2f}" if show_cpu else "") + f"   {ratio:6.2f}x{note}")

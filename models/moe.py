@@ -11,8 +11,9 @@ Transformer, Fedus et al. 2021; Mixtral, Jiang et al. 2024). For each token ``x`
 Dispatch is vectorised: the (token, slot) assignments are sorted by expert (a stable sort), the
 tokens gathered in that order, and every expert runs on its contiguous block of rows. The experts'
 weights are stored stacked (:class:`Experts`: ``w_in (E, d, 2h)``, ``w_out (E, h, d)``), so on the CPU
-narrow experts all run as one grouped matmul each way (``torch._grouped_mm``); wide experts, float64
-and CUDA take one matmul per expert. Each token's k outputs are then summed with its top-k weights by
+narrow experts all run as one grouped matmul each way (``torch._grouped_mm``); on a GPU, where a launch
+costs more than a small matmul, each group is padded with zero rows to the largest and all run as one
+``bmm`` each way; wide experts and float64 on the CPU take one matmul per expert. Each token's k outputs are then summed with its top-k weights by
 one ``embedding_bag`` (a gather and a weighted sum: deterministic, no atomic adds). There is never a
 Python loop over tokens.
 
@@ -228,7 +229,8 @@ class Experts(nn.Module):
     (torch.Size([3, 4, 16]), torch.Size([3, 8, 4]), torch.Size([16, 4]), 3)
     """
 
-    GROUPED_BELOW = 1 << 20                # bytes of one expert's hidden block; see forward
+    GROUPED_BELOW = 1 << 20                # bytes of one expert's hidden block (CPU); see path
+    PADDED_BELOW = 1 << 28                 # bytes of the padded hidden buffer (other devices); see path
 
     def __init__(self, num_experts: int, d_model: int, d_hidden: int, kind: FFNKind = "swiglu", *,
                  device: torch.device | str | None = None, dtype: torch.dtype | None = None):
@@ -262,20 +264,61 @@ class Experts(nn.Module):
                                                                                       generator=generator))
         return self
 
-    def forward(self, x: torch.Tensor, sizes: list[int]) -> torch.Tensor:
-        """Rows grouped by expert, ``x[M, d]`` with ``sizes[e]`` rows for expert ``e``, -> ``[M, d]``.
+    def path(self, x: torch.Tensor, sizes: list[int]) -> str:
+        """Which way :meth:`forward` runs these rows: ``"grouped"``, ``"padded"`` or ``"looped"``.
 
-        Narrow experts run as one grouped matmul each way: a call per expert would cost more than its
-        matmul. Once an expert's hidden block (its rows × ``width``) averages ``GROUPED_BELOW`` bytes,
-        a call per expert runs at full speed too and keeps the intermediates cache-sized instead of one
-        ``(M, width)`` buffer of tens of megabytes (one thread: 1024 rows, E = 8, h = 704, 0.7 MB blocks:
-        grouped 8.6–8.8 ms, per expert 9.0–9.3; 4096 rows, 2.9 MB blocks: per expert 34.6, grouped 35.6)."""
+        On the CPU narrow experts run as one grouped matmul each way: a call per expert would cost more
+        than its matmul. Once an expert's hidden block (its rows × ``width``) averages ``GROUPED_BELOW``
+        bytes, a call per expert runs at full speed too and keeps the intermediates cache-sized instead of
+        one ``(M, width)`` buffer of tens of megabytes (one thread: 1024 rows, E = 8, h = 704, 0.7 MB
+        blocks: grouped 8.6–8.8 ms, per expert 9.0–9.3; 4096 rows, 2.9 MB blocks: per expert 34.6, grouped
+        35.6). Padding is slower there: a padded ``bmm`` row costs 1.85–2.0 µs against the grouped call's
+        2.3–2.4, so it pays only below ~24% extra rows, and routing is rarely that even.
+
+        On any other device a launch (~5–10 µs) costs more than these matmuls: the groups padded to
+        the largest run as two ``bmm`` calls whatever E, while the padded buffer stays under
+        ``PADDED_BELOW`` bytes.
+
+        >>> ex = Experts(4, 8, 16)
+        >>> ex.path(torch.zeros(6, 8), [1, 2, 3, 0]), ex.path(torch.zeros(6, 8, device="meta"), [1, 2, 3, 0])
+        ('grouped', 'padded')
+        """
         d, width = self.w_in.shape[1:]
+        if x.device.type != "cpu":
+            padded = len(self) * max(sizes, default=0) * width * x.element_size()
+            return "padded" if padded < self.PADDED_BELOW else "looped"
         block = x.shape[0] * width * x.element_size() / len(self)               # bytes per expert
         if block < self.GROUPED_BELOW and _grouped_mm_fits(x, d, width, self.d_hidden):
-            offs = torch.tensor(sizes, dtype=torch.int32, device=x.device).cumsum(0, dtype=torch.int32)  # (E,)
-            u = torch._grouped_mm(x, self.w_in, offs=offs)                               # (M, width)
-            return torch._grouped_mm(activate(u, self.kind, self.d_hidden), self.w_out, offs=offs)   # (M, d)
+            return "grouped"
+        return "looped"
+
+    def forward(self, x: torch.Tensor, sizes: list[int]) -> torch.Tensor:
+        """Rows grouped by expert, ``x[M, d]`` with ``sizes[e]`` rows for expert ``e``, -> ``[M, d]``,
+        the way :meth:`path` picks."""
+        return getattr(self, self.path(x, sizes))(x, sizes)
+
+    def grouped(self, x: torch.Tensor, sizes: list[int]) -> torch.Tensor:
+        """Two ``torch._grouped_mm`` calls (CPU; float32/bfloat16/float16, rows of 16-byte multiples)."""
+        offs = torch.tensor(sizes, dtype=torch.int32, device=x.device).cumsum(0, dtype=torch.int32)  # (E,)
+        u = torch._grouped_mm(x, self.w_in, offs=offs)                                   # (M, width)
+        return torch._grouped_mm(activate(u, self.kind, self.d_hidden), self.w_out, offs=offs)   # (M, d)
+
+    def padded(self, x: torch.Tensor, sizes: list[int]) -> torch.Tensor:
+        """Each group copied into a zero ``(E, C, d)`` buffer, ``C`` the largest group, two ``bmm`` calls,
+        and the real rows read back. A zero row gives a zero output row (the experts have no bias)."""
+        E, M, d = len(self), x.shape[0], x.shape[1]
+        C = max(sizes, default=0)
+        counts = torch.tensor(sizes, device=x.device)                                    # (E,)
+        expert = torch.repeat_interleave(torch.arange(E, device=x.device), counts, output_size=M)  # (M,)
+        slot = torch.arange(M, device=x.device) - (counts.cumsum(0) - counts)[expert]    # (M,)
+        where = expert * C + slot                                                        # (M,) buffer rows
+        buffer = x.new_zeros(E * C, d).index_copy(0, where, x).view(E, C, d)             # (E, C, d)
+        u = torch.bmm(buffer, self.w_in)                                                 # (E, C, width)
+        out = torch.bmm(activate(u, self.kind, self.d_hidden), self.w_out)               # (E, C, d)
+        return out.view(E * C, d).index_select(0, where)                                 # (M, d)
+
+    def looped(self, x: torch.Tensor, sizes: list[int]) -> torch.Tensor:
+        """One matmul each way per expert with rows."""
         outs = [activate(rows @ self.w_in[e], self.kind, self.d_hidden) @ self.w_out[e]
                 for e, rows in enumerate(x.split(sizes)) if sizes[e]]
         return torch.cat(outs) if outs else x.new_zeros(x.shape)

@@ -10,7 +10,7 @@ from torch.testing import assert_close
 from models import limits
 from models.ffn import (ACTIVATIONS, FFN, activation_curves, compare_ffn_sizes, gated_surface, init_linear_,
                         llama_hidden_size)
-from models.moe import (MoEConfig, MoELayer, expert_capacity, load_balancing_loss, load_cv, moe_index_add,
+from models.moe import (Experts, MoEConfig, MoELayer, expert_capacity, load_balancing_loss, load_cv, moe_index_add,
                         moe_reference, router_z_loss)
 from models.moe_explore import RouteSpec, explore_routing, sparsity_counts, split_tokens
 from models.moe_train import MoETrainConfig, train_moe
@@ -119,6 +119,41 @@ def test_wide_experts_run_one_call_each(monkeypatch):
     expected = moe_reference(layer, x)
     assert_close(layer.float()(x.float()).y.double(), expected, atol=1e-5, rtol=1e-4)
     assert calls == []
+
+
+@pytest.mark.parametrize("E,k,kwargs", CONFIGS)
+def test_padded_bmm_path_equals_the_per_token_loop(E, k, kwargs, monkeypatch):
+    """The GPU's way (each expert's rows padded with zeros to the largest group, two ``bmm`` calls), forced
+    on the CPU: the per-token loop's output in float64, with capacity, drops, empty experts and shared
+    experts, and its gradients too."""
+    monkeypatch.setattr(Experts, "path", lambda self, x, sizes: "padded")
+    calls = []
+    real = torch.bmm
+    monkeypatch.setattr(torch, "bmm", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    layer = seeded_layer(16, 24, E, k, **kwargs)
+    x, probe = inputs(3, 40, 16).requires_grad_(True), inputs(3, 40, 16, seed=7)
+    out = layer(x).y
+    assert len(calls) == 2
+    assert_close(out, moe_reference(layer, x), atol=1e-12, rtol=1e-12)
+    grads = torch.autograd.grad((out * probe).sum(), [x, *layer.parameters()], allow_unused=True)
+    ref = torch.autograd.grad((moe_reference(layer, x) * probe).sum(), [x, *layer.parameters()],
+                              allow_unused=True)
+    for g, r in zip(grads, ref, strict=True):
+        assert_close(g if r is not None else None, r, atol=1e-10, rtol=1e-9)
+
+
+def test_each_device_takes_its_path():
+    """CPU float32: grouped while narrow, looped once wide or float64; any other device: padded while
+    the padded buffer is under ``PADDED_BELOW`` bytes, else looped (sizes checked on the meta device)."""
+    ex = Experts(8, 16, 24)
+    assert ex.path(torch.zeros(40, 16), [5] * 8) == "grouped"
+    assert ex.path(torch.zeros(40, 16, dtype=torch.float64), [5] * 8) == "looped"
+    assert Experts(2, 8, 4096).path(torch.zeros(80, 8), [40, 40]) == "looped"
+    meta = torch.empty(40, 16, device="meta")
+    assert ex.path(meta, [33, 1, 1, 1, 1, 1, 1, 1]) == "padded"
+    largest = -(-Experts.PADDED_BELOW // (8 * 48 * 4))              # the fewest rows that fill the buffer
+    assert ex.path(torch.empty(largest, 16, device="meta"), [largest] + [0] * 7) == "looped"
+    assert ex.path(torch.empty(largest - 1, 16, device="meta"), [largest - 1] + [0] * 7) == "padded"
 
 
 def test_stacked_experts_are_ffns_with_the_same_seeded_weights():
