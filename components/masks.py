@@ -9,7 +9,7 @@ from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Number, Radio, Slider, fit_slider
 from components.wiring import event, grouped, join_draws
-from models.checks import InputError, choice, whole
+from models.checks import InputError, choice, flag, whole
 from models.limits import MASKS_MAX_HEADS as MAX_HEADS
 from models.limits import MASKS_MAX_SEQUENCES as MAX_SEQUENCES
 from models.limits import MASKS_MAX_TOKENS as MAX_TOKENS
@@ -40,10 +40,13 @@ def compute_masks(batch: dict, rules: dict, view: dict, request: gr.Request = No
     n_heads = whole("masks_heads", view["heads"], 1, MAX_HEADS)
     convention = choice("masks_convention", view["convention"], CONVENTIONS)
     spec = MaskSpec(
-        padding=bool(batch["padding"]), causal=bool(rules["causal"]), packed=bool(rules["packed"]),
+        padding=flag("masks_padding", batch["padding"]), causal=flag("masks_causal", rules["causal"]),
+        packed=flag("masks_packed", rules["packed"]),
         padding_side=batch["padding_side"],
-        window=whole("masks_window", rules["window"], 1, MAX_TOKENS) if rules["use_window"] else None,
-        prefix_len=whole("masks_prefix", rules["prefix"], 1, MAX_TOKENS) if rules["use_prefix"] else None)
+        window=whole("masks_window", rules["window"], 1, MAX_TOKENS)
+        if flag("masks_use_window", rules["use_window"]) else None,
+        prefix_len=whole("masks_prefix", rules["prefix"], 1, MAX_TOKENS)
+        if flag("masks_use_prefix", rules["use_prefix"]) else None)
     ex = explore_masks(batch["text"], spec, n_heads=n_heads, seed=whole("seed", view["seed"], 0, SEED_MAX))
     b = whole("masks_sequence", view["seq"], 1, len(ex.labels)) - 1
     h = whole("masks_head", view["head"], 1, n_heads) - 1

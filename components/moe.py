@@ -12,7 +12,7 @@ from components.i18n import lang_of, t
 from components.widgets import Number, Radio, Slider
 from components.wiring import event, grouped, join_draws
 from locales import tr
-from models.checks import choice, number, whole
+from models.checks import choice, flag, number, whole
 from models.limits import (FFN_ACTIVATIONS, FFN_GATED, FFN_MAX_D_MODEL, FFN_MAX_X, MOE_EXPERT_KINDS,
                            MOE_MAX_CAPACITY_FACTOR, MOE_MAX_CHARS, MOE_MAX_D_HIDDEN, MOE_MAX_D_MODEL, MOE_MAX_EXPERTS,
                            MOE_MAX_LOGIT_SCALE, MOE_MAX_SHARED, MOE_MAX_TOKENS, MOE_MAX_TOP_K, MOE_TRAIN_MAX_AUX,
@@ -65,7 +65,7 @@ def ffn_sizes(d_model: int = 4096, multiple_of: int = 256, request: gr.Request =
 
 
 def _capacity(use: bool, factor) -> float | None:
-    return number("moe_capacity", factor, 0, MOE_MAX_CAPACITY_FACTOR, above=True) if use else None
+    return number("moe_capacity", factor, 0, MOE_MAX_CAPACITY_FACTOR, above=True) if flag("moe_use_capacity", use) else None
 
 
 @grouped(tokens=dict(source="text", text=DEFAULT_TEXT, n_random=64, seed=0),
@@ -86,7 +86,7 @@ def moe_route(tokens: dict, layer: dict, router: dict, request: gr.Request = Non
         d_model=whole("moe_d_model", layer["d_model"], 1, MOE_MAX_D_MODEL),
         d_hidden=whole("moe_d_hidden", layer["d_hidden"], 1, MOE_MAX_D_HIDDEN),
         capacity_factor=_capacity(layer["use_capacity"], layer["capacity"]),
-        num_shared=whole("moe_shared", layer["shared"], 0, MOE_MAX_SHARED), shared_gate=bool(layer["shared_gate"]),
+        num_shared=whole("moe_shared", layer["shared"], 0, MOE_MAX_SHARED), shared_gate=flag("moe_shared_gate", layer["shared_gate"]),
         expert=layer["expert_kind"],
         logit_scale=number("moe_sharpness", router["sharpness"], 0, MOE_MAX_LOGIT_SCALE),
         skew=number("moe_skew", router["skew"], -MOE_MAX_LOGIT_SCALE, MOE_MAX_LOGIT_SCALE))
@@ -127,7 +127,7 @@ def moe_train(layer: dict, run: dict, request: gr.Request = None):
         z_coef=number("moe_z_coef", layer["z_coef"], 0, MOE_TRAIN_MAX_Z),
         capacity_factor=_capacity(layer["use_capacity"], layer["capacity"]),
         steps=whole("steps", run["steps"], 1, MOE_TRAIN_MAX_STEPS), seed=whole("seed", run["seed"], 0, SEED_MAX),
-        compare=bool(run["compare"]))
+        compare=flag("moe_compare", run["compare"]))
     shown = 0.0
     # A low-priority process on the CPU (the instant tabs keep the CPU and the GIL); a thread on CUDA.
     for p in low_priority(train_moe, cfg):

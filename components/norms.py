@@ -22,7 +22,7 @@ from components.i18n import lang_of, t
 from components.widgets import CheckboxGroup, Number, Radio, Slider, fit_slider
 from components.wiring import event, grouped, join_draws
 from locales import tr
-from models.checks import InputError, choice, number, whole
+from models.checks import InputError, choice, flag, number, whole
 from models.limits import (GRAD_BATCH, GRAD_D_MODEL, GRAD_SEQ_LEN, NORM_AXES_MAX, NORM_MAX_BATCH, NORM_MAX_D_MODEL,
                            NORM_MAX_HEADS, NORM_MAX_LAYERS, NORM_MAX_SEQ_LEN, NORM_MIN_LAYERS, NORM_TRAIN_MAX_LR,
                            NORM_TRAIN_MAX_STEPS, SEED_MAX)
@@ -64,7 +64,7 @@ def norm_gradients(stack: dict, view: dict, batch: dict, request: gr.Request = N
 
     lang = lang_of(request)
     args = _stack_args(**stack, **batch)
-    chosen, log_y = _variants(view["variants"]), view["log_y"]
+    chosen, log_y = _variants(view["variants"]), flag("norm_log", view["log_y"])
     measured, total_ms, n = {}, 0.0, args.pop("n_layers")
     for g in low_priority(gradients_by_variant, n, chosen, **args):                  # the instant tabs first
         measured[g.variant] = {"per_layer": g.per_layer, "stream_rms": g.stream_rms}
@@ -72,7 +72,7 @@ def norm_gradients(stack: dict, view: dict, batch: dict, request: gr.Request = N
         more = " …" if len(measured) < len(chosen) else ""
         trend = gradient_trend({v: r["per_layer"]["ffn_out"] for v, r in measured.items()},
                                {v: r["stream_rms"] for v, r in measured.items()})
-        yield {"grads_plot": gradients_figure(measured, norm=args["norm"], d_model=args["d_model"], log_y=bool(log_y),
+        yield {"grads_plot": gradients_figure(measured, norm=args["norm"], d_model=args["d_model"], log_y=log_y,
                                               lang=lang),
                "summary": gradients_summary(trend, n, lang),
                "device": tr(lang, "norm_device_grads", device=g.timing.device, ms=f"{total_ms:.1f}", n=len(measured),

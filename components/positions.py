@@ -17,7 +17,7 @@ from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import CheckboxGroup, Number, Radio, Slider
 from components.wiring import control_names, event, grouped
-from models.checks import InputError, choice, whole
+from models.checks import InputError, choice, flag, whole
 from models.limits import POS_MAX_COMPARE_LEN, POS_MAX_D_MODEL, POS_MAX_DIAGRAM_DIM, POS_MAX_HEAD_DIM
 from models.limits import POS_MAX_HEATMAP, POS_MAX_POSITION, POS_SLIDER_MAX_POSITION, SEED_MAX
 
@@ -200,7 +200,8 @@ def play_frame(view: dict, play: dict, request: gr.Request = None) -> dict:
     try:
         step = whole("pos_speed", play["speed"], 1, POS_SLIDER_MAX_POSITION)
         q_next = whole("pos_q_pos", view["q_pos"], 0, POS_SLIDER_MAX_POSITION) + step
-        k_next = whole("pos_k_pos", view["k_pos"], 0, POS_SLIDER_MAX_POSITION) + (step if play["both"] else 0)
+        k_next = (whole("pos_k_pos", view["k_pos"], 0, POS_SLIDER_MAX_POSITION)
+                  + (step if flag("pos_both", play["both"]) else 0))
         if max(q_next, k_next) > POS_SLIDER_MAX_POSITION:
             return stop
         return {"q_pos": q_next, "k_pos": k_next,

@@ -28,7 +28,7 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Literal
 
-from models.checks import InputError, choice, divides, number, shown, whole
+from models.checks import InputError, choice, divides, flag, number, shown, whole
 from models.limits import (CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_MAX_EXPERTS,
                            CALC_MAX_HEADS, CALC_MAX_LAYERS, CALC_MAX_PARAMS)
 
@@ -561,7 +561,7 @@ def spec_from_fields(values: dict, name: str = "custom") -> ModelSpec:
         if field in FIELD_CHOICES:
             kwargs[field] = choice(field, value, FIELD_CHOICES[field])
         elif field in BOOL_FIELDS:
-            kwargs[field] = bool(choice(field, value, (True, False)))
+            kwargs[field] = flag(field, value)
         else:
             kwargs[field] = whole(field, value, 0, CALC_MAX_DIM)
     kwargs["head_dim"] = kwargs["head_dim"] or None

@@ -110,6 +110,22 @@ def number(name: str, value: Any, low: float, high: float, *, above: bool = Fals
     return float(value)
 
 
+def flag(name: str, value: Any) -> bool:
+    """``value`` if it is ``True`` or ``False``: a checkbox. Anything else (the API's text ``"false"``,
+    which ``bool()`` would read as true, ``1``, nothing) is refused.
+
+    >>> flag("causal", False)
+    False
+    >>> flag("causal", "false")
+    Traceback (most recent call last):
+    ...
+    models.checks.InputError: causal = 'false': must be one of true, false
+    """
+    if not isinstance(value, bool):
+        raise InputError("error_choice", name=_name(name), value=shown(value), choices="true, false")
+    return value
+
+
 def choice(name: str, value: Any, choices: Iterable[Any]) -> Any:
     """``value`` if it is one of ``choices``.
 

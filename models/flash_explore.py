@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from models.attention import FlashTrace, NaiveAttention, RowState, Tile, flash_attention, naive_attention
-from models.checks import choice, whole
+from models.checks import choice, flag, whole
 from models.device import Timing, generator, resolve_device, timed
 from models.limits import ATTN_FLASH_DTYPES, ATTN_FLASH_MAX_D, ATTN_FLASH_MAX_T, SEED_MAX
 
@@ -89,13 +89,14 @@ def explore_flash(T: int = 16, head_dim: int = 8, block: int = 4, causal: bool =
     d = whole("attn_head_dim", head_dim, 1, ATTN_FLASH_MAX_D)
     block = whole("attn_block", block, 1, ATTN_FLASH_MAX_T)
     choice("attn_dtype", dtype, ATTN_FLASH_DTYPES)
+    causal = flag("attn_causal", causal)
     device = resolve_device(device)
     with timed(device) as watch:
         g = generator(whole("seed", seed, 0, SEED_MAX), device)
         q, k, v = torch.randn(3, T, d, generator=g, device=device, dtype=getattr(torch, dtype))  # (T, d) each
-        trace = flash_attention(q, k, v, block=block, causal=bool(causal))
-        naive = naive_attention(q, k, v, causal=bool(causal))
-        reference = F.scaled_dot_product_attention(q, k, v, is_causal=bool(causal))   # (T, d)
+        trace = flash_attention(q, k, v, block=block, causal=causal)
+        naive = naive_attention(q, k, v, causal=causal)
+        reference = F.scaled_dot_product_attention(q, k, v, is_causal=causal)   # (T, d)
         diff = (trace.out - naive.out).abs().max().item()
         diff_sdpa = (trace.out - reference).abs().max().item()
     if device.type != "cpu":

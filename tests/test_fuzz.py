@@ -105,3 +105,17 @@ def test_lone_surrogate_gets_a_clear_message(server_url, client):
     data[0] = "a \ud800 b"
     event, payload = raw_call(server_url, "masks", data)
     assert event == "error" and "lone UTF-16 surrogate" in payload
+
+
+BOOL_PARAMS = sorted((name, i) for name, params in ENDPOINTS.items()
+                     for i, p in enumerate(params) if p["python_type"]["type"] == "bool")
+
+
+@pytest.mark.parametrize("name,i", BOOL_PARAMS)
+def test_a_checkbox_takes_true_or_false_only(own_server_url, name, i):
+    """The API's text "false" is refused by name, not read as true (``bool("false")`` is ``True``)."""
+    params = ENDPOINTS[name]
+    data = [BASELINE.get(name, {}).get(p["parameter_name"], p["parameter_default"]) for p in params]
+    data[i] = "false"
+    event, payload = raw_call(own_server_url, name, data, session=f"flag-{name}-{i}")
+    assert event == "error" and "'false': must be one of true, false" in payload, payload[:300]
