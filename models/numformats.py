@@ -28,6 +28,11 @@ class Format:
     def is_float(self) -> bool:
         return self.dtype.is_floating_point
 
+    @property
+    def has_inf(self) -> bool:
+        """Whether the format stores infinity: not the "fn" (finite) fp8 formats such as E4M3."""
+        return self.is_float and not str(self.dtype).endswith(("fn", "fnuz"))
+
 
 FORMATS = (
     Format("fp32", torch.float32, 1, 8, 23),
@@ -90,8 +95,9 @@ def bits_of(t: torch.Tensor) -> str:
 
 def cast(value: float, fmt: Format) -> Cast:
     """Cast ``value`` to ``fmt``: a float format as PyTorch's ``.to(dtype)`` does (round to nearest even;
-    past the largest value plus half a step, fp16 and E5M2 overflow to inf and PyTorch's E4M3 saturates
-    at 448); int8 as quantisation does: round to nearest, then clamp to [−128, 127] (PyTorch's
+    past the largest value plus half a step, fp16 and E5M2 overflow to inf and E4M3, which has no inf,
+    saturates at 448: clamped here first, as PyTorch 2.13 does, since older builds store NaN for
+    values from 480 up); int8 as quantisation does: round to nearest, then clamp to [−128, 127] (PyTorch's
     ``.to(torch.int8)`` truncates toward zero and wraps instead).
 
     >>> cast(70000.0, FORMATS[1]).note, cast(70000.0, FORMATS[2]).stored
@@ -104,6 +110,8 @@ def cast(value: float, fmt: Format) -> Cast:
         raise ValueError(f"value = {value!r} must be a finite number with |value| <= 1e300")
     x = torch.tensor([float(value)], dtype=torch.float64)
     if fmt.is_float:
+        if not fmt.has_inf and _beyond_range(value, fmt):
+            x = x.clamp(-facts(fmt).max, facts(fmt).max)
         t = x.to(fmt.dtype)
     else:
         info = torch.iinfo(fmt.dtype)

@@ -32,10 +32,18 @@ def free_port() -> int:
 
 @pytest.fixture(scope="session")
 def server_url():
-    """The real app, launched in-process the way ``python app.py`` launches it."""
+    """The real app, launched in-process the way ``python app.py`` launches it. A free port can be taken
+    between ``free_port`` closing it and the server binding it (Gradio then raises ``OSError``): one of 16
+    workers on a lent GPU machine lost its server at start, so a taken port is tried again, twice."""
     import app
-    _, url, _ = app.demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True,
-                                quiet=True, ssr_mode=False, **app.LAUNCH_KWARGS)
+    for attempt in range(3):
+        try:
+            _, url, _ = app.demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True,
+                                        quiet=True, ssr_mode=False, **app.LAUNCH_KWARGS)
+            break
+        except OSError:
+            if attempt == 2:
+                raise
     yield url
     app.demo.close()
 

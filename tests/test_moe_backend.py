@@ -537,7 +537,7 @@ def test_explorer_routed_part_leaves_out_the_shared_experts(gate):
 
     from models.device import generator
     spec = RouteSpec(num_experts=4, top_k=2, d_model=8, d_hidden=16, num_shared=1, shared_gate=gate)
-    ex = explore_routing(None, spec, n_random=12, seed=3)
+    ex = explore_routing(None, spec, n_random=12, seed=3, device="cpu")          # the references are on the CPU
     x = torch.randn(12, 8, generator=generator(3, torch.device("cpu")))        # the explorer's tokens
     layer = MoELayer.seeded(8, 16, 4, 2, num_shared=1, shared_gate=gate, generator=generator(4, torch.device("cpu")))
     routed_only = copy.deepcopy(layer)
