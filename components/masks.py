@@ -8,7 +8,7 @@ import gradio as gr
 from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Number, Radio, Slider, fit_slider
-from components.wiring import event, grouped, join_draws
+from components.wiring import event, fit_then_draw, grouped
 from models.checks import InputError, choice, flag, whole
 from models.limits import MASKS_MAX_HEADS as MAX_HEADS
 from models.limits import MASKS_MAX_SEQUENCES as MAX_SEQUENCES
@@ -134,4 +134,4 @@ def build() -> dict:
     for rule in RULES:
         getattr(ui, rule).input(lambda: "custom", None, ui.preset, api_visibility="private",
                                 show_progress="hidden").then(api_visibility="private", **main)
-    return {**join_draws(main, fit), "fills": [fill]}
+    return {**fit_then_draw(fit, main), "fills": [fill]}

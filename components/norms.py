@@ -20,7 +20,7 @@ from components import norms_stability
 from components.common import HEAVY, device_line, explain, low_priority, says_done, stop_button
 from components.i18n import lang_of, t
 from components.widgets import CheckboxGroup, Number, Radio, Slider, fit_slider
-from components.wiring import event, grouped, join_draws
+from components.wiring import event, fit_then_draw, grouped, join_draws
 from locales import tr
 from models.checks import InputError, choice, flag, number, whole
 from models.limits import (GRAD_BATCH, GRAD_D_MODEL, GRAD_SEQ_LEN, NORM_AXES_MAX, NORM_MAX_BATCH, NORM_MAX_D_MODEL,
@@ -167,7 +167,6 @@ def first_draw(batch: int = 2, tokens: int = 4, features: int = 6, seed: int = 0
     from viz.norms import waiting_figures
     grads, sweep, train = waiting_figures(lang_of(request))
     return {**norm_axes(batch, tokens, features, seed, item, token, feature, request=request),
-            **fit_cell(batch, tokens, features, item, token, feature),
             "grads_plot": grads, "sweep_plot": sweep, "train_plot": train, "grads_ticket": 1}
 
 
@@ -268,13 +267,13 @@ def build() -> dict:
     gr.on([axes.item.input, axes.token.input, axes.feature.input, axes.seed.submit, axes.seed.blur],
           api_name="norm_axes", trigger_mode="always_last", **draw_axes)
     # The shape sets where the highlight sliders end: fitted first, then drawn.
+    fit = event(fit_cell, axes, ("item", "token", "feature"), show_progress="hidden")
     gr.on([axes.batch.input, axes.tokens.input, axes.features.input], api_visibility="private",
-          trigger_mode="always_last", **event(fit_cell, axes, ("item", "token", "feature"), show_progress="hidden")
-          ).then(api_visibility="private", **draw_axes)
+          trigger_mode="always_last", **fit).then(api_visibility="private", **draw_axes)
     # The first draw: the axes view, and the ticket that starts /norm_gradients (the named events are the API).
     drawn = {**vars(axes), **{k: getattr(grads, k) for k in ("grads_plot", "sweep_plot", "grads_ticket")},
              "train_plot": train.train_plot}
-    return {**join_draws(event(first_draw, drawn, ("axes_plot", "axes_check", "axes_device", "item", "token", "feature",
-                                                   "grads_plot", "sweep_plot", "train_plot", "grads_ticket"),
-                               show_progress="hidden"), stability),
+    first = fit_then_draw(fit, event(first_draw, drawn, ("axes_plot", "axes_check", "axes_device", "grads_plot",
+                                                        "sweep_plot", "train_plot", "grads_ticket")))
+    return {**join_draws(first, stability), "show_progress": "hidden",
             "at_root": [grads.grads_ticket]}

@@ -204,6 +204,32 @@ def by_component(draw: dict, out) -> dict:
     return dict(zip(draw["outputs"], out if len(draw["outputs"]) > 1 else [out]))
 
 
+# What Gradio reads of a joined draw: every input's value in order, and the request.
+_VALUES_AND_REQUEST = inspect.Signature(
+    [inspect.Parameter("values", inspect.Parameter.VAR_POSITIONAL),
+     inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=gr.Request)])
+
+
+def fit_then_draw(fit: dict, draw: dict) -> dict:
+    """One first-draw event that runs ``fit`` (sliders fitted to what they pick from), then ``draw``, which
+    reads the fitted values: a share link asking for head 2 of 1 draws head 1, as an edit would, and the
+    sliders end where they should even when the draw then fails.
+
+    Each (``fn``, ``inputs``, ``outputs``) as :func:`join_draws` takes them; a fitted component's update
+    ``{"value": v, ...}`` replaces what ``draw`` reads from that component.
+    """
+    n = len(fit["inputs"])
+
+    def run(*values, request: gr.Request = None) -> dict:
+        fitted = by_component(fit, fit["fn"](*values[:n], request=request))
+        read = [fitted[c].get("value", v) if isinstance(fitted.get(c), dict) else v
+                for c, v in zip(draw["inputs"], values[n:])]
+        return {**by_component(draw, draw["fn"](*read, request=request)), **fitted}
+    run.__signature__ = _VALUES_AND_REQUEST
+    return {**draw, "fn": run, "inputs": [*fit["inputs"], *draw["inputs"]],
+            "outputs": [*draw["outputs"], *fit["outputs"]]}
+
+
 def join_draws(first: dict, second: dict) -> dict:
     """One draw event that runs two (``fn``, ``inputs``, ``outputs``): the tab's and this section's.
 
@@ -215,8 +241,6 @@ def join_draws(first: dict, second: dict) -> dict:
     def run(*values, request: gr.Request = None) -> dict:
         return {**by_component(first, first["fn"](*values[:n], request=request)),
                 **by_component(second, second["fn"](*values[n:], request=request))}
-    run.__signature__ = inspect.Signature(
-        [inspect.Parameter("values", inspect.Parameter.VAR_POSITIONAL),
-         inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=gr.Request)])
+    run.__signature__ = _VALUES_AND_REQUEST
     return {**first, "fn": run, "inputs": [*first["inputs"], *second["inputs"]],
             "outputs": [*first["outputs"], *second["outputs"]]}

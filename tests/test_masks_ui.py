@@ -92,3 +92,15 @@ def test_show_sliders_end_at_the_sequences_and_heads(page, server_url):
     expect(head).to_have_attribute("max", "4")
     expect(page.locator(".toast-body")).to_have_count(0)
     assert errors() == []
+
+    # A link asking for the third sequence of two and head 2 of 1 draws sequence 2 and head 1, as an edit
+    # would (it answered with an error, and left both sliders ending at 3 and 2).
+    page.goto(f"{server_url}?tab=masks&masks_text=a+b%0Ac&masks_seq=3&masks_heads=1&masks_head=2")
+    expect(page.locator(PANELS)).to_be_visible(timeout=30_000)
+    errors = errors_seen(page)
+    expect(seq).to_have_attribute("max", "2")
+    expect(box).to_have_value("2")
+    expect(page.locator("#masks_head")).to_be_hidden()
+    page.wait_for_function(f"() => document.querySelector('{PANELS}')._fullLayout.xaxis.ticktext[0] === 'c'")
+    expect(page.locator(".toast-body")).to_have_count(0)
+    assert errors() == []

@@ -9,7 +9,7 @@ import gradio as gr
 import pytest
 
 from components.widgets import Radio, Slider
-from components.wiring import control_names, event, guarded
+from components.wiring import control_names, event, fit_then_draw, guarded
 from locales import LOCALES, catalog, tr
 from models.checks import InputError, whole
 from tests.conftest import free_port, raw_call
@@ -259,3 +259,20 @@ def test_a_tab_switch_pauses_other_tabs_even_when_its_draw_is_refused():
     good = show_event({"masks": {**draw, "fn": lambda heads=2: heads + 1}}, {"masks": drawn}, [],
                       selected="masks")["fn"]
     assert good(None, False, 2) == {drawn: True, plot: 3}   # no timer to pause: the draw alone
+
+
+def test_a_first_draw_reads_the_values_its_fit_moved():
+    """``fit_then_draw``: the draw reads a fitted slider's new value (head 2 of 1 head is drawn as head 1),
+    the values the fit left alone as given, and the fit's updates come back with the draw's outputs."""
+    ui = types.SimpleNamespace(heads=object(), head=object(), text=object(), shown=object())
+
+    def fit(heads: int = 2, head: int = 1) -> dict:
+        return {"head": gr.update(maximum=heads, value=min(head, heads))}
+
+    def draw(text: str = "hi", head: int = 1) -> dict:
+        return {"shown": f"{text}: head {whole('head', head, 1, 1)}"}
+
+    first = fit_then_draw(event(fit, ui, ("head",)), event(draw, ui, ("shown",)))
+    assert first["inputs"] == [ui.heads, ui.head, ui.text, ui.head] and first["outputs"] == [ui.shown, ui.head]
+    out = first["fn"](1, 2, "hi", 2)
+    assert out[ui.shown] == "hi: head 1" and out[ui.head]["maximum"] == 1
