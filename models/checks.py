@@ -50,12 +50,12 @@ def _rebuild(key: str, params: dict) -> InputError:
 
 def shown(value: Any) -> str:
     """A value as a message shows it: numbers short (``1e+300``, ``2.5``), text quoted and cut, nothing
-    (a number box cleared or holding letters sends ``None``) as the page's word for empty.
+    (a number box cleared, holding letters or past float range sends ``None``) as the page's word for that.
 
     >>> shown(1e300), shown(3.0), shown("x" * 50)[:8], shown(True)
     ('1e+300', '3', "'xxxxxxx", 'True')
     >>> str(InputError("error_whole_number", name="layers", value=shown(None), low=2, high=24))
-    'layers = (empty): must be a whole number from 2 to 24'
+    'layers = (empty, or not a finite number): must be a whole number from 2 to 24'
     """
     if value is None:
         return Term("empty")

@@ -41,7 +41,7 @@ def random_model(name: str, seed: int = 0) -> TinyGPT:
     (dict(n_kv_heads=0), "n_kv_heads = 0: must be a whole number from 1 to 4"),
     (dict(n_heads=5), "n_heads = 5 must divide d_model = 32"),
     (dict(attention="mla", kv_latent_dim=0), "kv_latent_dim = 0: must be a whole number from 1"),
-    (dict(attention="mla", kv_latent_dim=None), "kv_latent_dim = (empty)"),
+    (dict(attention="mla", kv_latent_dim=None), "kv_latent_dim = (empty, or not a finite number)"),
     (dict(attention="mla", kv_latent_dim=8, n_kv_heads=2), "n_kv_heads = 2 must equal n_heads = 4"),
     (dict(attention="mla", kv_latent_dim=8, rope_dim=3), "width 3 must be even"),
     (dict(kv_latent_dim=8), "kv_latent_dim, q_latent_dim and rope_dim are MLA settings"),
