@@ -65,7 +65,9 @@ def ffn_sizes(d_model: int = 4096, multiple_of: int = 256, request: gr.Request =
 
 
 def _capacity(use: bool, factor) -> float | None:
-    return number("moe_capacity", factor, 0, MOE_MAX_CAPACITY_FACTOR, above=True) if flag("moe_use_capacity", use) else None
+    if not flag("moe_use_capacity", use):
+        return None
+    return number("moe_capacity", factor, 0, MOE_MAX_CAPACITY_FACTOR, above=True)
 
 
 @grouped(tokens=dict(source="text", text=DEFAULT_TEXT, n_random=64, seed=0),
@@ -86,7 +88,8 @@ def moe_route(tokens: dict, layer: dict, router: dict, request: gr.Request = Non
         d_model=whole("moe_d_model", layer["d_model"], 1, MOE_MAX_D_MODEL),
         d_hidden=whole("moe_d_hidden", layer["d_hidden"], 1, MOE_MAX_D_HIDDEN),
         capacity_factor=_capacity(layer["use_capacity"], layer["capacity"]),
-        num_shared=whole("moe_shared", layer["shared"], 0, MOE_MAX_SHARED), shared_gate=flag("moe_shared_gate", layer["shared_gate"]),
+        num_shared=whole("moe_shared", layer["shared"], 0, MOE_MAX_SHARED),
+        shared_gate=flag("moe_shared_gate", layer["shared_gate"]),
         expert=layer["expert_kind"],
         logit_scale=number("moe_sharpness", router["sharpness"], 0, MOE_MAX_LOGIT_SCALE),
         skew=number("moe_skew", router["skew"], -MOE_MAX_LOGIT_SCALE, MOE_MAX_LOGIT_SCALE))

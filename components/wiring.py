@@ -212,8 +212,9 @@ _VALUES_AND_REQUEST = inspect.Signature(
 
 def fit_then_draw(fit: dict, draw: dict) -> dict:
     """One first-draw event that runs ``fit`` (sliders fitted to what they pick from), then ``draw``, which
-    reads the fitted values: a share link asking for head 2 of 1 draws head 1, as an edit would, and the
-    sliders end where they should even when the draw then fails.
+    reads the fitted values: a share link asking for head 2 of 1 head draws head 1 and ends the slider at
+    1, as an edit would, instead of an error. A draw that still fails (a text that is not valid) drops the
+    fit's updates with it: the sliders keep their ends until the next edit.
 
     Each (``fn``, ``inputs``, ``outputs``) as :func:`join_draws` takes them; a fitted component's update
     ``{"value": v, ...}`` replaces what ``draw`` reads from that component.

@@ -16,6 +16,7 @@ STRINGS = {
         "attn_scale_multiplied": "multiplied: m · q·k/√d",
         "attn_scale_multiplier": "m (when multiplied; 1 = as trained)",
         "attn_scale_full_text": "Loss on all the held-out text",
+        "term_attn_scale_full_text": "loss on all the held-out text",
         "attn_scale_full_text_info": f"default: the first {ATTN_LOSS_CHARS:,} held-out characters (fast); all: "
                                      "~10,000, about 10× slower the first time",
         "attn_scale_curve": "Random vectors: spread and entropy against d",
@@ -65,6 +66,7 @@ Random vectors: {ATTN_ENTROPY_ROWS} softmax rows per $d$ (32 queries share each 
         "attn_scale_multiplied": "乘以倍数：m · q·k/√d",
         "attn_scale_multiplier": "m（选“乘以倍数”时使用；1 = 与训练时相同）",
         "attn_scale_full_text": "在全部留出文本上计算损失",
+        "term_attn_scale_full_text": "在全部留出文本上计算损失",
         "attn_scale_full_text_info": f"默认：前 {ATTN_LOSS_CHARS:,} 个留出字符（快）；全部：约 10,000 个，首次计算约慢 10 倍",
         "attn_scale_curve": "随机向量：分数的离散程度与熵随 d 的变化",
         "attn_scale_effect": "训练好的模型：改变缩放之后",

@@ -23,8 +23,9 @@ STRINGS = {
         "error_divides": "{name} = {value} must divide {other_name} = {other}",
         # field names shared by several tabs (Term parameters): code names stay code names in English
         "term_seed": "seed",
+        "term_empty": "(empty)",
         # A number box cleared, holding letters, or past float range (1e400): the browser sends null.
-        "term_empty": "(empty, or not a finite number)",
+        "term_empty_number": "(empty, or not a finite number)",
         "term_n_heads": "n_heads",
         "term_n_kv_heads": "n_kv_heads",
         "term_n_layers": "n_layers",
@@ -51,7 +52,8 @@ STRINGS = {
         "error_not_a_number": "{name} 必须是数字，收到的是 {value}",
         "error_divides": "{name} = {value} 必须整除 {other_name} = {other}",
         "term_seed": "随机种子",
-        "term_empty": "（空，或不是有限数）",
+        "term_empty": "（空）",
+        "term_empty_number": "（空，或不是有限数）",
         "term_n_heads": "注意力头数 n_heads",
         "term_n_kv_heads": "KV 头数 n_kv_heads",
         "term_n_layers": "层数 n_layers",

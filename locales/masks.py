@@ -79,6 +79,11 @@ $$\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\Big(\frac{QK^\top}{\sqrt{d}} + M\Bi
         "term_masks_prefix": "prefix",
         "term_masks_padding_side": "padding side",
         "term_masks_convention": "convention",
+        "term_masks_padding": "padding mask",
+        "term_masks_causal": "causal mask",
+        "term_masks_use_window": "sliding window",
+        "term_masks_use_prefix": "prefix-LM",
+        "term_masks_packed": "packed documents",
     },
     "zh-CN": {
         "tab_masks": "注意力掩码",
@@ -156,5 +161,10 @@ $$\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\Big(\frac{QK^\top}{\sqrt{d}} + M\Bi
         "term_masks_prefix": "前缀",
         "term_masks_padding_side": "填充位置",
         "term_masks_convention": "显示约定",
+        "term_masks_padding": "填充掩码",
+        "term_masks_causal": "因果掩码",
+        "term_masks_use_window": "滑动窗口",
+        "term_masks_use_prefix": "前缀 LM",
+        "term_masks_packed": "打包文档",
     },
 }

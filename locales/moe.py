@@ -144,6 +144,9 @@ STRINGS = {
         "term_moe_skew": "router bias toward E1",
         "term_moe_aux_coef": "aux-loss coefficient",
         "term_moe_z_coef": "z-loss coefficient",
+        "term_moe_use_capacity": "capacity limit",
+        "term_moe_shared_gate": "shared-expert gate",
+        "term_moe_compare": "twin without the aux loss",
     },
     "zh-CN": {
         "tab_moe": "FFN 与 MoE",
@@ -282,5 +285,8 @@ STRINGS = {
         "term_moe_skew": "路由器对 E1 的偏置",
         "term_moe_aux_coef": "辅助损失系数",
         "term_moe_z_coef": "z-loss系数",
+        "term_moe_use_capacity": "容量限制",
+        "term_moe_shared_gate": "共享专家门控",
+        "term_moe_compare": "无辅助损失的对照模型",
     },
 }

@@ -48,17 +48,18 @@ def _rebuild(key: str, params: dict) -> InputError:
     return InputError(key, **params)
 
 
-def shown(value: Any) -> str:
-    """A value as a message shows it: numbers short (``1e+300``, ``2.5``), text quoted and cut, nothing
-    (a number box cleared, holding letters or past float range sends ``None``) as the page's word for that.
+def shown(value: Any, *, number: bool = False) -> str:
+    """A value as a message shows it: numbers short (``1e+300``, ``2.5``), text quoted and cut, nothing as
+    the page's word for empty; for a ``number``, the page's word for what a number box sends as ``None``
+    (cleared, holding letters, or past float range: 1e400 is Infinity in the page, and JSON has none).
 
     >>> shown(1e300), shown(3.0), shown("x" * 50)[:8], shown(True)
     ('1e+300', '3', "'xxxxxxx", 'True')
-    >>> str(InputError("error_whole_number", name="layers", value=shown(None), low=2, high=24))
+    >>> str(InputError("error_whole_number", name="layers", value=shown(None, number=True), low=2, high=24))
     'layers = (empty, or not a finite number): must be a whole number from 2 to 24'
     """
     if value is None:
-        return Term("empty")
+        return Term("empty_number" if number else "empty")
     if isinstance(value, bool):
         return str(value)
     if isinstance(value, (int, float)):
@@ -87,8 +88,8 @@ def whole(name: str, value: Any, low: int, high: int | None = None) -> int:
           and low <= value and (high is None or value <= high))
     if not ok:
         if high is None:
-            raise InputError("error_whole_at_least", name=_name(name), value=shown(value), low=low)
-        raise InputError("error_whole_number", name=_name(name), value=shown(value), low=low, high=high)
+            raise InputError("error_whole_at_least", name=_name(name), value=shown(value, number=True), low=low)
+        raise InputError("error_whole_number", name=_name(name), value=shown(value, number=True), low=low, high=high)
     return int(value)
 
 
@@ -106,7 +107,7 @@ def number(name: str, value: Any, low: float, high: float, *, above: bool = Fals
           and (low < value if above else low <= value) and value <= high)
     if not ok:
         key = "error_number_above" if above else "error_number"
-        raise InputError(key, name=_name(name), value=shown(value), low=shown(low), high=shown(high))
+        raise InputError(key, name=_name(name), value=shown(value, number=True), low=shown(low), high=shown(high))
     return float(value)
 
 

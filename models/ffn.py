@@ -55,7 +55,7 @@ def _check_range(x_min: float, x_max: float, points: int, bound: float, max_poin
     """The plotted range as numbers, each in ``[-bound, bound]``, ``x_min < x_max``; else :class:`InputError`."""
     lo, hi = number("moe_x_min", x_min, -bound, bound), number("moe_x_max", x_max, -bound, bound)
     if not lo < hi:
-        raise InputError("moe_err_x_order", x_min=shown(lo), x_max=shown(hi))
+        raise InputError("moe_err_x_order", x_min=shown(lo, number=True), x_max=shown(hi, number=True))
     return lo, hi, whole("points", points, 2, max_points)
 
 

@@ -13,8 +13,9 @@ tokens gathered in that order, and every expert runs on its contiguous block of 
 weights are stored stacked (:class:`Experts`: ``w_in (E, d, 2h)``, ``w_out (E, h, d)``), so on the CPU
 narrow experts all run as one grouped matmul each way (``torch._grouped_mm``); on a GPU, where a launch
 costs more than a small matmul, each group is padded with zero rows to the largest and all run as one
-``bmm`` each way; wide experts and float64 on the CPU take one matmul per expert. Each token's k outputs are then summed with its top-k weights by
-one ``embedding_bag`` (a gather and a weighted sum: deterministic, no atomic adds). There is never a
+``bmm`` each way while the padded buffer stays under ``Experts.PADDED_BELOW`` bytes; wide experts, float64
+on the CPU and larger padded buffers take one matmul per expert. Each token's k outputs are then summed
+with its top-k weights by one ``embedding_bag`` (a gather and a weighted sum: deterministic, no atomic adds). There is never a
 Python loop over tokens.
 
 Capacity (GShard, Lepikhin et al. 2020, Algorithm 1; Switch §2.2): with a capacity factor ``c`` each
@@ -78,7 +79,7 @@ def check_capacity(capacity_factor, upper: float = math.inf) -> None:
     if math.isfinite(upper):
         number("moe_capacity", cf, 0, upper, above=True)
     elif isinstance(cf, bool) or not isinstance(cf, (int, float)) or not math.isfinite(cf) or cf <= 0:
-        raise InputError("moe_err_capacity", value=shown(cf))
+        raise InputError("moe_err_capacity", value=shown(cf, number=True))
 
 
 @dataclass(frozen=True)

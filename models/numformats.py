@@ -96,8 +96,8 @@ def bits_of(t: torch.Tensor) -> str:
 def cast(value: float, fmt: Format) -> Cast:
     """Cast ``value`` to ``fmt``: a float format as PyTorch's ``.to(dtype)`` does (round to nearest even;
     past the largest value plus half a step, fp16 and E5M2 overflow to inf and E4M3, which has no inf,
-    saturates at 448: clamped here first, as PyTorch 2.13 does, since older builds store NaN for
-    values from 480 up); int8 as quantisation does: round to nearest, then clamp to [−128, 127] (PyTorch's
+    saturates at 448: clamped here first, as PyTorch 2.13 does, since older builds store NaN above
+    464); int8 as quantisation does: round to nearest, then clamp to [−128, 127] (PyTorch's
     ``.to(torch.int8)`` truncates toward zero and wraps instead).
 
     >>> cast(70000.0, FORMATS[1]).note, cast(70000.0, FORMATS[2]).stored

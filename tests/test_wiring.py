@@ -276,3 +276,18 @@ def test_a_first_draw_reads_the_values_its_fit_moved():
     assert first["inputs"] == [ui.heads, ui.head, ui.text, ui.head] and first["outputs"] == [ui.shown, ui.head]
     out = first["fn"](1, 2, "hi", 2)
     assert out[ui.shown] == "hi: head 1" and out[ui.head]["maximum"] == 1
+
+
+def test_every_checkbox_a_handler_checks_is_named_in_both_languages():
+    """A refused checkbox value names the box as the page does (``term_<name>`` in every language), not by
+    its internal key: each literal name given to ``models.checks.flag`` in the app's code has a term."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sources = [*root.glob("components/*.py"), *(p for p in root.glob("models/**/*.py") if p.name != "checks.py")]
+    names = {m for path in sources for m in re.findall(r'\bflag\("(\w+)"', path.read_text(encoding="utf-8"))}
+    assert len(names) >= 12                                         # every box of every tab but the calculator's
+    table = catalog()
+    missing = {loc: sorted(n for n in names if f"term_{n}" not in table[loc]) for loc in LOCALES}
+    assert missing == {loc: [] for loc in LOCALES}
