@@ -17,7 +17,7 @@ FIELDS = spec_fields()
 GROUPS = {  # accordion -> fields, in the order a config.json lists them
     "calc_core": ["vocab_size", "d_model", "n_layers", "n_heads", "n_kv_heads", "head_dim", "ffn_dim", "ffn_type",
                   "tied_embeddings", "learned_positions", "norm", "sandwich_norm", "attn_bias", "qkv_bias",
-                  "qk_norm", "mlp_bias"],
+                  "qk_norm", "qk_norm_all", "mlp_bias"],
     "calc_moe": ["n_experts", "top_k", "n_shared_experts", "expert_dim", "first_dense_layers", "shared_expert_gate"],
     "calc_mla": ["kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"],
 }

@@ -8,6 +8,7 @@ _FIELD_EN = {
     "learned_positions": "learned position table (GPT-2; 0 = RoPE)", "norm": "norm",
     "sandwich_norm": "a norm after each sublayer too (Gemma 2, 3)", "attn_bias": "attention biases (q, k, v, out)",
     "qkv_bias": "q, k, v biases only (Qwen2)", "qk_norm": "q/k norm per head (Qwen3, Gemma 3)",
+    "qk_norm_all": "… over all heads at once (OLMoE, OLMo 2)",
     "mlp_bias": "FFN biases", "shared_expert_gate": "gated shared experts (Qwen2-MoE)", "n_experts": "routed experts (0 = dense)", "top_k": "experts per token (top-k)",
     "n_shared_experts": "shared experts", "expert_dim": "expert FFN size (moe_intermediate_size)",
     "first_dense_layers": "first dense layers (first_k_dense_replace)", "kv_lora_rank": "KV latent rank (0 = no MLA)",
@@ -20,7 +21,8 @@ _FIELD_ZH = {
     "ffn_dim": "FFN 宽度（intermediate_size；0 = 4·d）", "ffn_type": "FFN 类型", "tied_embeddings": "输入输出嵌入共享",
     "learned_positions": "可学习位置表（GPT-2；0 = RoPE）", "norm": "归一化",
     "sandwich_norm": "每个子层之后也做归一化（Gemma 2、3）", "attn_bias": "注意力偏置（q、k、v、输出）",
-    "qkv_bias": "只有 q、k、v 有偏置（Qwen2）", "qk_norm": "每个头的 q/k 归一化（Qwen3、Gemma 3）", "mlp_bias": "FFN 偏置",
+    "qkv_bias": "只有 q、k、v 有偏置（Qwen2）", "qk_norm": "每个头的 q/k 归一化（Qwen3、Gemma 3）",
+    "qk_norm_all": "……改为对所有头一起归一化（OLMoE、OLMo 2）", "mlp_bias": "FFN 偏置",
     "shared_expert_gate": "带门控的共享专家（Qwen2-MoE）",
     "n_experts": "路由专家数（0 = 稠密）", "top_k": "每个词元的专家数（top-k）", "n_shared_experts": "共享专家数",
     "expert_dim": "专家 FFN 宽度（moe_intermediate_size）", "first_dense_layers": "开头的稠密层数（first_k_dense_replace）",
@@ -167,6 +169,7 @@ STRINGS = {
         "calc_err_dense_layers": "the dense layers (mlp_only_layers, decoder_sparse_step) must be the first ones: "
                                  "this calculator counts dense layers before MoE layers only",
         "calc_err_shared_gate": "shared_expert_gate gates the shared experts: set n_shared_experts ≥ 1",
+        "calc_err_qk_norm_all": "qk_norm_all says the q/k norms span all heads: tick qk_norm too",
         "calc_err_mla_extras": "MLA (kv_lora_rank > 0) here has no attention biases and no q/k norms, as "
                                "DeepSeek's: untick attn_bias, qkv_bias and qk_norm",
         "calc_err_too_many_modules": "{name} has too many modules to build here (~{linears:,} linear layers; "
@@ -310,6 +313,7 @@ STRINGS = {
         "calc_err_dense_layers": "稠密层（mlp_only_layers、decoder_sparse_step）必须是最前面的几层："
                                  "本计算器只计算位于 MoE 层之前的稠密层",
         "calc_err_shared_gate": "shared_expert_gate 是共享专家的门控：请设置 n_shared_experts ≥ 1",
+        "calc_err_qk_norm_all": "qk_norm_all 表示 q/k 归一化覆盖所有头：请同时勾选 qk_norm",
         "calc_err_mla_extras": "这里的 MLA（kv_lora_rank > 0）与 DeepSeek 一样没有注意力偏置和 q/k 归一化："
                                "请取消 attn_bias、qkv_bias 和 qk_norm",
         "calc_err_too_many_modules": "{name} 的模块太多，无法在这里构建（约 {linears:,} 个线性层；核对最多构建 {limit:,} 个）",

@@ -14,6 +14,7 @@ STRINGS = {
         "transformer_err_moe_only": "n_experts, top_k, n_shared_experts, moe_d_ff, capacity_factor, moe_first_dense "
                                     "and moe_shared_gate are mixture-of-experts settings: use ffn = 'moe'",
         "transformer_err_shared_gate": "moe_shared_gate gates the shared experts: set n_shared_experts ≥ 1",
+        "transformer_err_qk_norm_scope": "qk_norm_scope = '{scope}' says where the q/k norms act: set qk_norm too",
         "transformer_err_unknown_fields": "unknown config fields: {fields}",
         "transformer_err_context": "{cached} cached + {new} new tokens exceed the model's context of {context} tokens",
         "transformer_err_hf_config": "a Hugging Face config must be a dict (the contents of config.json)",
@@ -35,6 +36,7 @@ STRINGS = {
         "transformer_err_moe_only": "n_experts、top_k、n_shared_experts、moe_d_ff、capacity_factor、moe_first_dense "
                                     "和 moe_shared_gate 是混合专家的设置：请使用 ffn = 'moe'",
         "transformer_err_shared_gate": "moe_shared_gate 是共享专家的门控：请设置 n_shared_experts ≥ 1",
+        "transformer_err_qk_norm_scope": "qk_norm_scope = '{scope}' 说明 q/k 归一化作用的范围：请同时设置 qk_norm",
         "transformer_err_unknown_fields": "未知的配置字段：{fields}",
         "transformer_err_context": "已缓存 {cached} 个词元加上 {new} 个新词元，超出了模型 {context} 个词元的上下文",
         "transformer_err_hf_config": "Hugging Face 配置必须是一个字典（config.json 的内容）",

@@ -17,9 +17,9 @@ References: Kaplan et al. 2020 (C ~ 2N forward, 6N per trained token, N without 
 counts them, as Hoffmann et al. 2022 do: see :func:`compute_conventions`); Rajbhandari et al. 2020
 (ZeRO: 16 bytes per parameter for mixed-precision Adam) and the other recipes of :data:`OPTIMIZER_RECIPES`; Korthikanti et al. 2022
 (activation memory s·b·h·(34 + 5·a·s/h) bytes per layer, for GPT-3 blocks). Not handled: pipeline/tensor
-parallel sharding, vision towers, Phi-2's single norm per layer and LM-head bias, OLMoE's q and k norms
-over all heads (``d + n_kv·head_dim`` weights per layer; Qwen3's and Gemma 3's per-head ones are counted),
-Qwen-MoE dense layers after MoE ones (refused). Sliding-window and
+parallel sharding, vision towers, Phi-2's single norm per layer and LM-head bias, Qwen-MoE dense layers
+after MoE ones (refused). Both kinds of q/k norm are counted: per head (Qwen3, Gemma 3) and over all heads
+(OLMoE, OLMo 2: ``H·head_dim + n_kv·head_dim`` weights per layer). Sliding-window and
 YOCO caches: :mod:`models.kv_layouts`. A spec from a ``config.json``: :mod:`models.calculator_config`.
 """
 from __future__ import annotations
@@ -35,7 +35,8 @@ from models.limits import (CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_
 DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 GiB = 2**30
 FIELD_CHOICES = {"ffn_type": ("gelu", "swiglu"), "norm": ("layernorm", "rmsnorm")}
-BOOL_FIELDS = ("tied_embeddings", "attn_bias", "qkv_bias", "mlp_bias", "qk_norm", "sandwich_norm", "shared_expert_gate")
+BOOL_FIELDS = ("tied_embeddings", "attn_bias", "qkv_bias", "mlp_bias", "qk_norm", "qk_norm_all", "sandwich_norm",
+               "shared_expert_gate")
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,7 @@ class ModelSpec:
     qkv_bias: bool = False                 # biases on q, k, v only (Qwen2)
     mlp_bias: bool = False
     qk_norm: bool = False                  # a norm over each head's q and k (Qwen3, Gemma 3): 2 per layer, head_dim wide
+    qk_norm_all: bool = False              # ... over all heads' q and all k (OLMoE, OLMo 2): H·hd, n_kv·hd wide
     sandwich_norm: bool = False            # a norm after each sublayer too (Gemma 2, 3): 4 per layer
     # mixture of experts (n_experts 0 = dense)
     n_experts: int = 0
@@ -98,6 +100,8 @@ class ModelSpec:
             check("first_dense_layers", self.first_dense_layers, 0, self.n_layers)
             if self.shared_expert_gate and not self.n_shared_experts:
                 raise InputError("calc_err_shared_gate")
+        if self.qk_norm_all and not self.qk_norm:
+            raise InputError("calc_err_qk_norm_all")
         if self.kv_lora_rank:
             for name in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
                 check(name, getattr(self, name), 1, CALC_MAX_DIM)
@@ -136,6 +140,15 @@ class ModelSpec:
 # --------------------------------------------------------------------------- parameters
 def _norm_params(spec: ModelSpec, dim: int) -> int:
     return 2 * dim if spec.norm == "layernorm" else dim          # LayerNorm has a bias, RMSNorm not
+
+
+def _qk_norm_params(spec: ModelSpec) -> int:
+    """One layer's q and k norms: head_dim wide each (Qwen3), or over all heads' q and all k (OLMoE)."""
+    if not spec.qk_norm:
+        return 0
+    if spec.qk_norm_all:
+        return _norm_params(spec, spec.n_heads * spec.hd) + _norm_params(spec, spec.kv_heads * spec.hd)
+    return 2 * _norm_params(spec, spec.hd)
 
 
 def _ffn_params(spec: ModelSpec, hidden: int) -> int:
@@ -211,7 +224,7 @@ def count_params(spec: ModelSpec) -> dict:
         "shared_experts": moe_layers * shared,
         "router": moe_layers * router,
         "norms": L * (4 if spec.sandwich_norm else 2) * _norm_params(spec, d) + _norm_params(spec, d)
-                 + (L * 2 * _norm_params(spec, spec.hd) if spec.qk_norm else 0),
+                 + L * _qk_norm_params(spec),
         "lm_head": 0 if spec.tied_embeddings else spec.vocab_size * d,
     }
     total = sum(parts.values())

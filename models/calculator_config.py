@@ -33,7 +33,10 @@ ARCHITECTURES = {
     # Qwen3 normalises each head's q and k; Qwen2-MoE gates its shared expert.
     "qwen2": dict(gated=True, qkv_bias=True), "qwen2_moe": dict(gated=True, qkv_bias=True, shared_gate=True),
     "qwen3": dict(gated=True, qk_norm=True), "qwen3_moe": dict(gated=True, qk_norm=True),
-    "olmoe": dict(gated=True),                                        # q/k norms over all heads: not counted
+    # OLMoE and OLMo 2 normalise all heads' q as one vector and all k as another (OLMo 2 after each
+    # sublayer rather than before it: the same count).
+    "olmoe": dict(gated=True, qk_norm=True, qk_norm_all=True),
+    "olmo2": dict(gated=True, qk_norm=True, qk_norm_all=True),
 }
 
 
@@ -102,7 +105,8 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
         attn_bias=bool(get("attention_bias", default=family.get("bias", False))) and not family.get("qkv_bias"),
         qkv_bias=bool(get("qkv_bias", default=family.get("qkv_bias", False))),   # Qwen2MoeConfig has the key
         mlp_bias=bool(get("mlp_bias", default=family.get("bias", False))),
-        qk_norm=family.get("qk_norm", False), sandwich_norm=family.get("sandwich", False),
+        qk_norm=family.get("qk_norm", False), qk_norm_all=family.get("qk_norm_all", False),
+        sandwich_norm=family.get("sandwich", False),
         n_experts=experts, top_k=get("num_experts_per_tok", default=0) if experts else 0,
         n_shared_experts=shared, expert_dim=expert_dim, first_dense_layers=first_dense if experts else 0,
         shared_expert_gate=bool(experts and shared and family.get("shared_gate", False)),

@@ -47,6 +47,7 @@ def transformer_config(spec: ModelSpec, seq_len: int) -> TransformerConfig:
     return TransformerConfig(
         vocab_size=spec.vocab_size, n_layers=spec.n_layers, d_model=spec.d_model, n_heads=spec.n_heads,
         norm=spec.norm, placement="sandwich" if spec.sandwich_norm else "pre", qk_norm=spec.qk_norm,
+        qk_norm_scope="all" if spec.qk_norm_all else "head",
         d_ff=spec.ffn, ffn_bias=spec.mlp_bias, qkv_bias=spec.attn_bias or spec.qkv_bias, out_bias=spec.attn_bias,
         tie_embeddings=spec.tied_embeddings, **attention, **moe, **positions)
 

@@ -400,6 +400,7 @@ FAMILIES = {
                               "shared_expert_intermediate_size": 24, "mlp_only_layers": [0]},
     "qwen3_moe": {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 24, "head_dim": 16},
     "olmoe": {"num_experts": 4, "num_experts_per_tok": 2},                 # experts intermediate_size wide
+    "olmo2": {},                                                           # q and k normalised over all heads
     "deepseek_v2": {"n_routed_experts": 4, "n_shared_experts": 1, "num_experts_per_tok": 2,
                     "moe_intermediate_size": 24, "first_k_dense_replace": 1, "kv_lora_rank": 16, "q_lora_rank": 24,
                     "qk_rope_head_dim": 8, "qk_nope_head_dim": 16, "v_head_dim": 16, "num_key_value_heads": 4},
@@ -410,7 +411,7 @@ FAMILIES = {
 def test_each_familys_config_counts_as_transformers_builds_it(family):
     """Regression: Qwen2/3-MoE and OLMoE name their experts ``num_experts``, which was not read (Qwen3-30B-A3B
     counted as a dense 3.3B); Qwen2's q, k, v biases, Qwen3's and Gemma 3's q/k norms and Gemma 2's four norms
-    per layer were left out."""
+    per layer were left out; OLMoE's q and k norms over all heads were not counted."""
     transformers = pytest.importorskip("transformers")
     model_type = family.split("/")[0]
     config = {"model_type": model_type, **SMALL, **FAMILIES[family]}
@@ -420,10 +421,7 @@ def test_each_familys_config_counts_as_transformers_builds_it(family):
     reference = sum(p.numel() for p in hf.parameters())
     spec = spec_from_config(json.dumps(config))
     counted = count_params(spec)["total"]
-    if model_type == "olmoe":                         # q and k norms over all heads: not counted (module docstring)
-        assert reference - counted == 3 * (64 + 2 * 16)
-    else:
-        assert counted == reference
+    assert counted == reference
     if spec.is_moe:
         assert spec.n_experts == 4
     built = verify(spec, seq_len=8)                   # the app's own transformer in the same shape
@@ -483,3 +481,15 @@ def test_mla_refuses_what_it_does_not_count(extra):
     from models.checks import InputError
     with pytest.raises(InputError, match="MLA .* has no attention biases and no q/k norms"):
         dataclasses.replace(PRESETS["DeepSeek-V2-Lite"], **{extra: True})
+
+
+def test_qk_norms_over_all_heads_by_hand():
+    """OLMoE-style q/k norms add H·hd + n_kv·hd RMSNorm weights per layer where Qwen3's add 2·hd, and need
+    qk_norm ticked."""
+    from models.checks import InputError
+    base = dataclasses.replace(PRESETS["Llama-3-8B"], qk_norm=True)        # 32 layers, 32 heads, 8 KV, hd 128
+    per_head = count_params(base)["parts"]["norms"]
+    every = count_params(dataclasses.replace(base, qk_norm_all=True))["parts"]["norms"]
+    assert every - per_head == 32 * (32 * 128 + 8 * 128 - 2 * 128)
+    with pytest.raises(InputError, match="tick qk_norm too"):
+        dataclasses.replace(base, qk_norm=False, qk_norm_all=True)

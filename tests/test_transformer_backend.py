@@ -33,6 +33,7 @@ VARIANTS = {
     "sandwich": dict(placement="sandwich"),
     "deepnorm": dict(placement="deepnorm", norm="layernorm"),
     "qk-norm": dict(qk_norm=True),
+    "qk-norm-all": dict(qk_norm=True, qk_norm_scope="all", n_kv_heads=2),      # OLMoE's, over all heads
     "window": dict(sliding_window=3),
     "no-positions": dict(positions="none"),
     "moe": dict(ffn="moe", n_experts=4, top_k=2, n_shared_experts=1, moe_first_dense=1),
@@ -52,7 +53,8 @@ def ids_of(B: int = 2, T: int = 12, seed: int = 1) -> torch.Tensor:
 # --------------------------------------------------------------------------- Hugging Face parity
 def _hf_models():
     from transformers import (GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM, MistralConfig,
-                              MistralForCausalLM, MixtralConfig, MixtralForCausalLM, Qwen2Config, Qwen2ForCausalLM)
+                              MistralForCausalLM, MixtralConfig, MixtralForCausalLM, OlmoeConfig, OlmoeForCausalLM,
+                              Qwen2Config, Qwen2ForCausalLM)
     from transformers.utils import logging as hf_logging
     hf_logging.set_verbosity_error()
     common = dict(vocab_size=VOCAB, hidden_size=32, intermediate_size=48, num_hidden_layers=2,
@@ -69,6 +71,10 @@ def _hf_models():
         "qwen2": lambda: Qwen2ForCausalLM(Qwen2Config(**common, tie_word_embeddings=True)),
         "gpt2": lambda: GPT2LMHeadModel(GPT2Config(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4, n_positions=64)),
         "mixtral": lambda: MixtralForCausalLM(MixtralConfig(**common, num_local_experts=4, num_experts_per_tok=2)),
+        # q and k normalised over all heads at once; top-k weights not renormalised, then renormalised
+        "olmoe": lambda: OlmoeForCausalLM(OlmoeConfig(**common, num_experts=4, num_experts_per_tok=2)),
+        "olmoe-renormalised": lambda: OlmoeForCausalLM(OlmoeConfig(**common, num_experts=4, num_experts_per_tok=2,
+                                                                   norm_topk_prob=True)),
     }
 
 
@@ -114,7 +120,7 @@ def test_mixtral_experts_load_from_the_hub_layout_too():
 def test_bad_hugging_face_input_names_the_problem():
     hf = _hf_models()["llama"]()
     config, state = hf.config.to_dict(), hf.state_dict()
-    with pytest.raises(InputError, match="model_type = 'bert': must be one of llama, mistral, qwen2, gpt2, mixtral"):
+    with pytest.raises(InputError, match="model_type = 'bert': must be one of llama, mistral, qwen2, gpt2, mixtral, olmoe"):
         load_hf({**config, "model_type": "bert"}, state)
     missing = {k: v for k, v in state.items() if k != "model.layers.1.mlp.up_proj.weight"}
     with pytest.raises(InputError, match="lack model.layers.1.mlp.up_proj.weight"):
@@ -347,3 +353,12 @@ def test_a_shared_gate_needs_shared_experts_in_an_moe():
         TransformerConfig(VOCAB, 2, 32, 4, 48, moe_shared_gate=True)
     with pytest.raises(InputError, match="set n_shared_experts ≥ 1"):
         TransformerConfig(VOCAB, 2, 32, 4, 48, ffn="moe", n_experts=4, top_k=2, moe_shared_gate=True)
+
+
+def test_a_qk_norm_scope_needs_qk_norm_and_is_one_of_two():
+    with pytest.raises(InputError, match="set qk_norm too"):
+        TransformerConfig(VOCAB, 2, 32, 4, 48, qk_norm_scope="all")
+    with pytest.raises(InputError, match="must be one of head, all"):
+        TransformerConfig(VOCAB, 2, 32, 4, 48, qk_norm=True, qk_norm_scope="layer")
+    attn = Transformer(TransformerConfig(VOCAB, 2, 32, 4, 48, n_kv_heads=2, qk_norm=True, qk_norm_scope="all")).blocks[0].attn
+    assert (attn.q_norm.weight.shape, attn.k_norm.weight.shape) == ((32,), (16,))       # H·hd and n_kv·hd

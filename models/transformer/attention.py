@@ -12,8 +12,9 @@
   and ``W_UV`` applied after the weighted sum, so attention is MQA over the latent and keys and values
   are never materialised. ``qkv`` produces ``[q (or its latent, with q_latent_dim) | c | k^R]``.
 
-Options: ``qk_norm`` normalises each head's q and k before RoPE and q·k (Dehghani et al. 2023; OLMo 2,
-Qwen3); ``sliding_window`` W lets query ``i`` see keys ``i − W + 1 … i`` (Mistral); ALiBi adds
+Options: ``qk_norm`` normalises q and k before RoPE and q·k (Dehghani et al. 2023): each head's
+(``qk_norm_scope="head"``: Qwen3, Gemma 3) or all heads' q as one vector and all k as another (``"all"``:
+OLMoE, OLMo 2); ``sliding_window`` W lets query ``i`` see keys ``i − W + 1 … i`` (Mistral); ALiBi adds
 ``−slope_h·(i − j)`` to the scores (Press et al. 2022).
 
 Two paths, the same numbers: PyTorch's fused ``scaled_dot_product_attention``, and an explicit one
@@ -71,8 +72,9 @@ class SelfAttention(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, sum(self.split), bias=cfg.qkv_bias, **factory)
         self.out = nn.Linear(H * vd, cfg.d_model, bias=cfg.out_bias, **factory)
         if cfg.qk_norm:
-            self.q_norm = make_norm(cfg.norm, hd, cfg.norm_eps, **factory)
-            self.k_norm = make_norm(cfg.norm, hd, cfg.norm_eps, **factory)
+            every = cfg.qk_norm_scope == "all"
+            self.q_norm = make_norm(cfg.norm, H * hd if every else hd, cfg.norm_eps, **factory)
+            self.k_norm = make_norm(cfg.norm, cfg.n_kv_heads * hd if every else hd, cfg.norm_eps, **factory)
         self.scale = 1 / math.sqrt(cfg.qk_dim)
 
     def forward(self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None,
@@ -88,9 +90,13 @@ class SelfAttention(nn.Module):
         else:
             qk, v = self.qkv(x).split([self.split[0] + self.split[1], self.split[2]], -1)
             v = v.view(B, T, -1, cfg.v_head_dim).transpose(1, 2)                     # (B, n_kv, T, vd)
+            per_head = cfg.qk_norm and cfg.qk_norm_scope == "head"
+            if cfg.qk_norm and not per_head:                                         # one norm for all q, one for all k
+                q, k = qk.split(self.split[:2], -1)                                  # (B, T, H·hd), (B, T, n_kv·hd)
+                qk = torch.cat([self.q_norm(q), self.k_norm(k)], -1)                 # (B, T, (H + n_kv)·hd)
             qk = qk.view(B, T, -1, hd).transpose(1, 2)                               # (B, H + n_kv, T, hd)
             q, k = qk.split([H, cfg.n_kv_heads], 1)                                  # (B, H, T, hd), (B, n_kv, T, hd)
-            if cfg.qk_norm:
+            if per_head:
                 q, k = self.q_norm(q), self.k_norm(k)
                 if rope is not None:
                     q, k = rope_rotate(q, *rope), rope_rotate(k, *rope)

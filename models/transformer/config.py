@@ -29,8 +29,10 @@ NormKind = Literal["layernorm", "rmsnorm"]
 Placement = Literal["pre", "post", "sandwich", "deepnorm"]
 FFNKind = Literal["swiglu", "geglu", "gelu", "gelu_tanh", "relu", "moe"]
 Init = Literal["normal", "xavier"]
+QKNormScope = Literal["head", "all"]
 
 ATTENTIONS: tuple[str, ...] = ("mha", "mla")
+QK_NORM_SCOPES: tuple[str, ...] = ("head", "all")
 POSITIONS: tuple[str, ...] = ("rope", "sinusoidal", "learned", "alibi", "none")
 NORMS: tuple[str, ...] = ("layernorm", "rmsnorm")
 PLACEMENTS: tuple[str, ...] = ("pre", "post", "sandwich", "deepnorm")
@@ -73,7 +75,8 @@ class TransformerConfig:
     q_latent_dim: int | None = None        # MLA: query compression width (q_lora_rank); None: none
     rope_dim: int | None = None            # MLA: width of the decoupled RoPE key; None: head_dim // 2
     v_head_dim: int | None = None          # None: head_dim
-    qk_norm: bool = False                  # normalise q and k per head before q·k (Dehghani et al. 2023)
+    qk_norm: bool = False                  # normalise q and k before q·k (Dehghani et al. 2023)
+    qk_norm_scope: QKNormScope = "head"    # each head's q and k (Qwen3, Gemma 3), or all heads' at once (OLMoE)
     sliding_window: int | None = None      # query i sees keys i − W + 1 … i (Mistral: 4096)
     qkv_bias: bool = False                 # biases of the q, k, v projections (GPT-2, Qwen2)
     out_bias: bool = False                 # bias of the attention's output projection (GPT-2)
@@ -137,6 +140,9 @@ class TransformerConfig:
             raise InputError("transformer_err_mla_only")
         if self.rope_width % 2:
             raise InputError("transformer_err_rope_odd", width=self.rope_width)
+        choice("qk_norm_scope", self.qk_norm_scope, QK_NORM_SCOPES)
+        if self.qk_norm_scope != "head" and not self.qk_norm:
+            raise InputError("transformer_err_qk_norm_scope", scope=self.qk_norm_scope)
         if self.sliding_window is not None:
             set_("sliding_window", whole("sliding_window", self.sliding_window, 1, 100 * MAX_DIM))
         # positions

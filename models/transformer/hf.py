@@ -1,5 +1,5 @@
 """A :class:`Transformer` from a Hugging Face ``config.json`` and its weights: Llama, Mistral, Qwen2,
-GPT-2 and Mixtral.
+GPT-2, Mixtral and OLMoE.
 
 :func:`config_from_hf` reads the config (both the ``rope_theta`` / ``rope_scaling`` keys of
 transformers 4 and the ``rope_parameters`` of transformers 5); :func:`load_hf` renames and reshapes
@@ -12,7 +12,9 @@ our fused ``qkv`` (and ``gate_proj``, ``up_proj`` into the FFN's ``w_in``); GPT-
 weights are stored transposed (``in × out``) and are transposed back; Mixtral's experts come either
 fused (transformers 5: ``gate_up_proj [E, 2h, d]``, ``down_proj [E, d, h]``) or one by one
 (checkpoints on the Hub: ``w1`` = gate, ``w3`` = up, ``w2`` = down), and are stored stacked and
-transposed (``experts.w_in [E, d, 2h]``, ``experts.w_out [E, h, d]``: one grouped matmul each way).
+transposed (``experts.w_in [E, d, 2h]``, ``experts.w_out [E, h, d]``: one grouped matmul each way), as
+OLMoE's are; OLMoE normalises all heads' q and all k at once (``qk_norm_scope="all"``) and keeps the
+router's top-k probabilities as they are unless ``norm_topk_prob``.
 Buffers that some checkpoints carry (GPT-2's causal ``attn.bias``, Llama's ``rotary_emb.inv_freq``)
 are not weights and are skipped.
 
@@ -31,7 +33,7 @@ from models.positions import Llama3Scaling
 from models.transformer.config import TransformerConfig
 from models.transformer.model import Transformer
 
-MODEL_TYPES = ("llama", "mistral", "qwen2", "gpt2", "mixtral")
+MODEL_TYPES = ("llama", "mistral", "qwen2", "gpt2", "mixtral", "olmoe")
 SKIPPED = re.compile(r"(\.attn\.(masked_)?bias|rotary_emb\.inv_freq)$")
 
 
@@ -89,18 +91,22 @@ def config_from_hf(config: Mapping) -> TransformerConfig:
         head_dim=config.get("head_dim"), max_seq_len=config.get("max_position_embeddings", 4096),
         norm="rmsnorm", norm_eps=config.get("rms_norm_eps", 1e-6), ffn="swiglu", d_ff=config["intermediate_size"],
         tie_embeddings=config.get("tie_word_embeddings", False), **_rope(config))
-    if kind == "llama":
+    if kind in ("llama", "olmoe"):
         common.update(qkv_bias=bool(config.get("attention_bias")), out_bias=bool(config.get("attention_bias")),
                       ffn_bias=bool(config.get("mlp_bias")))
+        if kind == "olmoe":
+            choice("clip_qkv", config.get("clip_qkv"), (None,))
+            common.update(qk_norm=True, qk_norm_scope="all")
     elif kind == "qwen2":
         common.update(qkv_bias=True)
         if config.get("use_sliding_window"):
             common.update(sliding_window=config.get("sliding_window"))
     else:                                                          # mistral, mixtral
         common.update(sliding_window=config.get("sliding_window"))
-    if kind == "mixtral":
-        common.update(ffn="moe", expert_ffn="swiglu", n_experts=config["num_local_experts"],
-                      top_k=config["num_experts_per_tok"], moe_d_ff=config["intermediate_size"], d_ff=None)
+    if kind in ("mixtral", "olmoe"):
+        common.update(ffn="moe", expert_ffn="swiglu", n_experts=_get(config, "num_local_experts", "num_experts"),
+                      top_k=config["num_experts_per_tok"], moe_d_ff=config["intermediate_size"], d_ff=None,
+                      moe_renormalize=kind == "mixtral" or bool(config.get("norm_topk_prob")))
     return TransformerConfig(**common)
 
 
@@ -172,6 +178,9 @@ def _rename(kind: str, cfg: TransformerConfig, hf: Mapping[str, torch.Tensor]) -
             if cfg.qkv_bias:
                 out[f"{b}attn.qkv.bias"] = torch.cat([take(f"{a}{p}_proj.bias") for p in "qkv"])
             out[f"{b}attn.out.weight"] = take(f"{a}o_proj.weight")
+            if cfg.qk_norm:
+                out[f"{b}attn.q_norm.weight"], out[f"{b}attn.k_norm.weight"] = take(f"{a}q_norm.weight"), \
+                    take(f"{a}k_norm.weight")
             if cfg.out_bias:
                 out[f"{b}attn.out.bias"] = take(f"{a}o_proj.bias")
             if cfg.is_moe_layer(i):
