@@ -7,9 +7,9 @@ import gradio as gr
 
 from components.common import device_line, explain
 from components.i18n import lang_of, t
-from components.widgets import Number, Radio, Slider, fit_slider
+from components.widgets import Number, Radio, Slider, fit_sliders
 from components.wiring import event, fit_then_draw, grouped
-from models.checks import InputError, choice, flag, whole
+from models.checks import choice, flag, whole
 from models.limits import MASKS_MAX_HEADS as MAX_HEADS
 from models.limits import MASKS_MAX_SEQUENCES as MAX_SEQUENCES
 from models.limits import MASKS_MAX_TOKENS as MAX_TOKENS
@@ -67,16 +67,8 @@ def fit_views(text: str = DEFAULT_TEXT, heads: int = 2, seq: int = 1, head: int 
     A slider is left as it is while what sets its end is not valid: the draw names the error."""
     from models.masks import parse_batch
 
-    fitted = {}
-    try:
-        fitted["seq"] = fit_slider("masks_sequence", seq, len(parse_batch(text).tokens))
-    except InputError:
-        pass
-    try:
-        fitted["head"] = fit_slider("masks_head", head, whole("masks_heads", heads, 1, MAX_HEADS))
-    except InputError:
-        pass
-    return fitted
+    return fit_sliders(seq=("masks_sequence", seq, lambda: len(parse_batch(text).tokens)),
+                       head=("masks_head", head, lambda: whole("masks_heads", heads, 1, MAX_HEADS)))
 
 
 def set_preset(preset: str = "decoder") -> dict:

@@ -19,7 +19,7 @@ import gradio as gr
 from components import norms_stability
 from components.common import HEAVY, device_line, explain, low_priority, says_done, stop_button
 from components.i18n import lang_of, t
-from components.widgets import CheckboxGroup, Number, Radio, Slider, fit_slider
+from components.widgets import CheckboxGroup, Number, Radio, Slider, fit_sliders
 from components.wiring import event, fit_then_draw, grouped, join_draws
 from locales import tr
 from models.checks import InputError, choice, flag, number, whole
@@ -147,17 +147,12 @@ def norm_axes(batch: int = 2, tokens: int = 4, features: int = 6, seed: int = 0,
 
 def fit_cell(batch: int = 2, tokens: int = 4, features: int = 6, item: int = 1, token: int = 2,
              feature: int = 3) -> dict:
-    """The highlight sliders end at the shape's items, tokens and features (``fit_slider``); one whose
+    """The highlight sliders end at the shape's items, tokens and features (``fit_sliders``); one whose
     size is not valid is left as it is (the draw names the error)."""
-    fitted = {}
-    for name, size, low, pick, value in (("norms_axes_batch", batch, 1, "item", item),
-                                         ("norms_axes_tokens", tokens, 1, "token", token),
-                                         ("norms_axes_features", features, 2, "feature", feature)):
-        try:
-            fitted[pick] = fit_slider(f"norms_{pick}", value, whole(name, size, low, NORM_AXES_MAX))
-        except InputError:
-            pass
-    return fitted
+    return fit_sliders(item=("norms_item", item, lambda: whole("norms_axes_batch", batch, 1, NORM_AXES_MAX)),
+                       token=("norms_token", token, lambda: whole("norms_axes_tokens", tokens, 1, NORM_AXES_MAX)),
+                       feature=("norms_feature", feature,
+                                lambda: whole("norms_axes_features", features, 2, NORM_AXES_MAX)))
 
 
 def first_draw(batch: int = 2, tokens: int = 4, features: int = 6, seed: int = 0, item: int = 1, token: int = 2,

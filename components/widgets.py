@@ -14,7 +14,7 @@ import inspect
 import logging
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Callable
 
 import gradio as gr
 from gradio.blocks import Block
@@ -40,6 +40,23 @@ def fit_slider(name: str, value: Any, end: int) -> dict:
         return gr.update(visible=True, maximum=end, value=min(whole(name, value, 1), end))
     except InputError:
         return gr.update(visible=True, maximum=end)
+
+
+def fit_sliders(**picks: tuple[str, Any, Callable[[], int]]) -> dict:
+    """:func:`fit_slider` for each slider ``pick=(name, value, end)`` whose ``end()`` (the size it picks
+    from) is valid; one whose size raises ``InputError`` is left as it is: the draw names that error.
+
+    >>> sorted(fit_sliders(head=("masks_head", 2, lambda: 4), seq=("masks_sequence", 1, lambda: whole("n", 0, 1))))
+    ['head']
+    """
+    fitted = {}
+    for pick, (name, value, end) in picks.items():
+        try:
+            size = end()
+        except InputError:
+            continue
+        fitted[pick] = fit_slider(name, value, size)
+    return fitted
 
 
 def _rounded(payload: Any, precision: int | None) -> Any:
