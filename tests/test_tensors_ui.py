@@ -94,7 +94,7 @@ def test_mfu_of_a_training_step(page, server_url, shot):
     summary = page.locator("#mfu_summary")
     expect(summary).to_contain_text("✓ equal", timeout=60_000)                          # formula = FlopCounterMode
     expect(page.locator("#mfu_device input")).to_have_value(re.compile(r"5/5 steps in [\d.]+ s$"), timeout=60_000)
-    expect(summary).to_contain_text(re.compile(r"MFU \d+(\.\d)?%"))
+    expect(summary).to_contain_text(re.compile(r"MFU \d+(\.\d+)?%"))
     expect(summary).to_contain_text("count_flops(config, 8, 32, backward=True)")
     page.locator("#compute_mfu input[type=number]").fill("50")
     page.locator("#compute_mfu input[type=number]").press("Enter")
