@@ -203,6 +203,11 @@ def _grouped_mm_fits(x: torch.Tensor, *widths: int) -> bool:
             and all(w * x.element_size() % 16 == 0 for w in widths))
 
 
+def _largest(counts: torch.Tensor | list[int]) -> int:
+    """The largest group: ``max(counts)``, 0 for no experts (read back to the host from a GPU)."""
+    return int(torch.as_tensor(counts).max()) if len(counts) else 0
+
+
 class ExpertView:
     """Expert ``e`` of an :class:`Experts`, read and called like an :class:`~models.ffn.FFN`: ``w_in.weight``
     ``(width, d)`` and ``w_out.weight`` ``(d, h)`` are views of the stacked weights in ``nn.Linear``'s layout
@@ -265,7 +270,7 @@ class Experts(nn.Module):
                                                                                       generator=generator))
         return self
 
-    def path(self, x: torch.Tensor, sizes: list[int]) -> str:
+    def path(self, x: torch.Tensor, counts: torch.Tensor | list[int]) -> str:
         """Which way :meth:`forward` runs these rows: ``"grouped"``, ``"padded"`` or ``"looped"``.
 
         On the CPU narrow experts run as one grouped matmul each way: a call per expert would cost more
@@ -286,30 +291,31 @@ class Experts(nn.Module):
         """
         d, width = self.w_in.shape[1:]
         if x.device.type != "cpu":
-            padded = len(self) * max(sizes, default=0) * width * x.element_size()
+            padded = len(self) * _largest(counts) * width * x.element_size()
             return "padded" if padded < self.PADDED_BELOW else "looped"
         block = x.shape[0] * width * x.element_size() / len(self)               # bytes per expert
         if block < self.GROUPED_BELOW and _grouped_mm_fits(x, d, width, self.d_hidden):
             return "grouped"
         return "looped"
 
-    def forward(self, x: torch.Tensor, sizes: list[int]) -> torch.Tensor:
-        """Rows grouped by expert, ``x[M, d]`` with ``sizes[e]`` rows for expert ``e``, -> ``[M, d]``,
-        the way :meth:`path` picks."""
-        return getattr(self, self.path(x, sizes))(x, sizes)
+    def forward(self, x: torch.Tensor, counts: torch.Tensor | list[int]) -> torch.Tensor:
+        """Rows grouped by expert, ``x[M, d]`` with ``counts[e]`` rows for expert ``e`` (an ``(E,)`` integer
+        tensor, or a list), -> ``[M, d]``, the way :meth:`path` picks. The grouped path reads the counts
+        where they are; the padded one reads the largest back to the host (one sync), the looped one all."""
+        return getattr(self, self.path(x, counts))(x, counts)
 
-    def grouped(self, x: torch.Tensor, sizes: list[int]) -> torch.Tensor:
+    def grouped(self, x: torch.Tensor, counts: torch.Tensor | list[int]) -> torch.Tensor:
         """Two ``torch._grouped_mm`` calls (CPU; float32/bfloat16/float16, rows of 16-byte multiples)."""
-        offs = torch.tensor(sizes, dtype=torch.int32, device=x.device).cumsum(0, dtype=torch.int32)  # (E,)
+        offs = torch.as_tensor(counts, device=x.device).cumsum(0, dtype=torch.int32)      # (E,) group ends
         u = torch._grouped_mm(x, self.w_in, offs=offs)                                   # (M, width)
         return torch._grouped_mm(activate(u, self.kind, self.d_hidden), self.w_out, offs=offs)   # (M, d)
 
-    def padded(self, x: torch.Tensor, sizes: list[int]) -> torch.Tensor:
+    def padded(self, x: torch.Tensor, counts: torch.Tensor | list[int]) -> torch.Tensor:
         """Each group copied into a zero ``(E, C, d)`` buffer, ``C`` the largest group, two ``bmm`` calls,
         and the real rows read back. A zero row gives a zero output row (the experts have no bias)."""
         E, M, d = len(self), x.shape[0], x.shape[1]
-        C = max(sizes, default=0)
-        counts = torch.tensor(sizes, device=x.device)                                    # (E,)
+        counts = torch.as_tensor(counts, device=x.device)                                # (E,)
+        C = _largest(counts)
         expert = torch.repeat_interleave(torch.arange(E, device=x.device), counts, output_size=M)  # (M,)
         slot = torch.arange(M, device=x.device) - (counts.cumsum(0) - counts)[expert]    # (M,)
         where = expert * C + slot                                                        # (M,) buffer rows
@@ -318,8 +324,9 @@ class Experts(nn.Module):
         out = torch.bmm(activate(u, self.kind, self.d_hidden), self.w_out)               # (E, C, d)
         return out.view(E * C, d).index_select(0, where)                                 # (M, d)
 
-    def looped(self, x: torch.Tensor, sizes: list[int]) -> torch.Tensor:
+    def looped(self, x: torch.Tensor, counts: torch.Tensor | list[int]) -> torch.Tensor:
         """One matmul each way per expert with rows."""
+        sizes = torch.as_tensor(counts).tolist()
         outs = [activate(rows @ self.w_in[e], self.kind, self.d_hidden) @ self.w_out[e]
                 for e, rows in enumerate(x.split(sizes)) if sizes[e]]
         return torch.cat(outs) if outs else x.new_zeros(x.shape)
@@ -410,7 +417,7 @@ class MoELayer(nn.Module):
 
         M = kept_order.numel()                                             # assignments kept
         gathered = flat.index_select(0, kept_order // k)                   # (M, d) grouped by expert
-        expert_out = self.experts(gathered, kept_load.tolist())            # (M, d); one sync: group sizes
+        expert_out = self.experts(gathered, kept_load)                     # (M, d)
         # row[a]: the row of expert_out that assignment a went to. Each token's bag of rows (its k slots,
         # less the dropped ones) is summed with its top-k weights by one embedding_bag: a gather and a
         # weighted sum, deterministic (no atomic adds).

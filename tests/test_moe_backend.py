@@ -142,6 +142,18 @@ def test_padded_bmm_path_equals_the_per_token_loop(E, k, kwargs, monkeypatch):
         assert_close(g if r is not None else None, r, atol=1e-10, rtol=1e-9)
 
 
+@pytest.mark.parametrize("counts", [[3, 0, 5, 2], torch.tensor([3, 0, 5, 2])])
+def test_every_path_takes_counts_as_a_list_or_a_tensor(counts):
+    """Grouped, padded and looped equal each expert called as an FFN on its own rows, an empty expert
+    included, whether the group sizes come as a list or as the (E,) tensor the layer passes."""
+    ex = Experts(4, 16, 24)
+    x = torch.randn(10, 16)
+    expected = torch.cat([ex[e](rows) for e, rows in enumerate(x.split([3, 0, 5, 2]))])
+    for path in ("grouped", "padded", "looped"):
+        assert_close(getattr(ex, path)(x, counts), expected, atol=1e-5, rtol=1e-5)
+    assert_close(ex(x, counts), expected, atol=1e-5, rtol=1e-5)
+
+
 def test_each_device_takes_its_path():
     """CPU float32: grouped while narrow, looped once wide or float64; any other device: padded while
     the padded buffer is under ``PADDED_BELOW`` bytes, else looped (sizes checked on the meta device)."""
