@@ -201,6 +201,17 @@ def test_attention_probabilities_equal_an_explicit_softmax_of_the_layers_own_q_a
     assert probe.attn_logit_max[0] == pytest.approx(scores.max().item())
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_at_scale_zero_each_query_averages_the_values_it_sees(dtype):
+    """Logits × 0 (the "why √d" view's m = 0): uniform weights over the causal prefix, so query t returns
+    the mean of v_0 … v_t. PyTorch's CPU flash kernel returns NaN for is_causal at scale 0."""
+    attn = model_of("gpt2-like", dtype).blocks[0].attn
+    attn.scale = 0.0
+    q, k, v = torch.randn(3, 2, 4, 7, 8, dtype=dtype)                              # (B, H, T, E) each
+    expected = v.cumsum(-2) / torch.arange(1, 8, dtype=dtype)[:, None]             # running mean over keys
+    torch.testing.assert_close(attn._attend(q, k, v, None, None), expected)
+
+
 def test_qk_norm_bounds_the_attention_logits():
     """With q and k RMS-normalised per head, |q·k|/√d ≤ ‖q̂‖‖k̂‖/√d = g_q·g_k·d/√d, whatever the input."""
     model = model_of("qk-norm")

@@ -134,8 +134,10 @@ class SelfAttention(nn.Module):
         if probe is not None and not probe.want_attention:
             probe = None
         if probe is None and alibi is None:
-            if T == S and (window is None or window >= S):
-                mask, causal = None, T > 1                                           # the square causal mask
+            # The square causal mask as is_causal, but at scale 0 (the "why √d" view's m = 0): PyTorch's
+            # CPU flash kernel then returns NaN (its masked −inf times 0); the same mask as a tensor does not.
+            if T == S and (window is None or window >= S) and self.scale != 0:
+                mask, causal = None, T > 1
             else:
                 mask, causal = causal_mask(T, S, window, q.device), False
             return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=self.scale,
