@@ -82,14 +82,17 @@ def moe_route(tokens: dict, layer: dict, router: dict, request: gr.Request = Non
 
     lang = lang_of(request)
     source = choice("moe_source", tokens["source"], SOURCES)
+    shared = whole("moe_shared", layer["shared"], 0, MOE_MAX_SHARED)
     spec = RouteSpec(
         num_experts=whole("moe_experts", layer["experts"], 2, MOE_MAX_EXPERTS),
         top_k=whole("moe_top_k", layer["top_k"], 1, MOE_MAX_TOP_K),
         d_model=whole("moe_d_model", layer["d_model"], 1, MOE_MAX_D_MODEL),
         d_hidden=whole("moe_d_hidden", layer["d_hidden"], 1, MOE_MAX_D_HIDDEN),
         capacity_factor=_capacity(layer["use_capacity"], layer["capacity"]),
-        num_shared=whole("moe_shared", layer["shared"], 0, MOE_MAX_SHARED),
-        shared_gate=flag("moe_shared_gate", layer["shared_gate"]),
+        num_shared=shared,
+        # With no shared experts the gate has nothing to scale: ignored, so that a gate left ticked while
+        # the slider goes to 0 does not refuse every later change.
+        shared_gate=flag("moe_shared_gate", layer["shared_gate"]) and shared > 0,
         expert=layer["expert_kind"],
         logit_scale=number("moe_sharpness", router["sharpness"], 0, MOE_MAX_LOGIT_SCALE),
         skew=number("moe_skew", router["skew"], -MOE_MAX_LOGIT_SCALE, MOE_MAX_LOGIT_SCALE))
