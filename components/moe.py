@@ -240,7 +240,7 @@ def _route_view() -> SimpleNamespace:
             ui.expert_kind = Radio([(t(f"moe_kind_{k}"), k) for k in MOE_EXPERT_KINDS], value="swiglu",
                                       label=t("moe_expert_kind"), elem_id="moe_expert_kind")
             ui.use_capacity = gr.Checkbox(False, label=t("moe_use_capacity"), elem_id="moe_use_capacity")
-            ui.capacity = _slider(0, 4, 1.0, 0.05, "moe_capacity")
+            ui.capacity = _slider(0.05, MOE_MAX_CAPACITY_FACTOR, 1.0, 0.05, "moe_capacity")
             ui.shared = _slider(0, MOE_MAX_SHARED, 0, 1, "moe_shared")
             ui.shared_gate = gr.Checkbox(False, label=t("moe_shared_gate"), elem_id="moe_shared_gate")
             ui.sharpness = _slider(0, MOE_MAX_LOGIT_SCALE, 1.0, 0.1, "moe_sharpness")
@@ -270,7 +270,7 @@ def _train_view() -> SimpleNamespace:
                 ui.experts = _slider(2, MOE_TRAIN_MAX_EXPERTS, 8, 1, "moe_train_experts", "moe_experts")
                 ui.top_k = _slider(1, MOE_TRAIN_MAX_TOP_K, 1, 1, "moe_train_top_k", "moe_top_k")
             ui.use_capacity = gr.Checkbox(False, label=t("moe_use_capacity"), elem_id="moe_train_use_capacity")
-            ui.capacity = _slider(0, 4, 1.25, 0.05, "moe_train_capacity")
+            ui.capacity = _slider(0.05, MOE_MAX_CAPACITY_FACTOR, 1.25, 0.05, "moe_train_capacity")
             with gr.Row():
                 ui.steps = _slider(10, MOE_TRAIN_MAX_STEPS, 150, 10, "moe_steps")
                 ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("moe_train_seed"),

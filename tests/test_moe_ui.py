@@ -87,8 +87,10 @@ def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
     expect(page.locator(ACT)).to_be_visible(timeout=60_000)
     page.get_by_role("tab", name="路由").click()
     expect(page.locator(f"{ROUTE} .gtitle")).to_have_text(re.compile("路由概率"), timeout=30_000)
-    page.locator("#moe_use_capacity label").click()
-    set_number(page, "moe_capacity", 0)
-    expect(page.locator(".toast-body").first).to_contain_text("容量因子 = 0", timeout=30_000)
+    # The capacity slider runs 0.05 to 8, the factors the endpoint takes (it began at a refused 0).
+    assert page.locator("#moe_capacity input[type=range]").evaluate("e => [+e.min, +e.max]") == [0.05, 8]
+    set_number(page, "moe_experts", 2)
+    set_number(page, "moe_top_k", 3)
+    expect(page.locator(".toast-body").first).to_contain_text("top-k = 3 不能超过专家数 2", timeout=30_000)
     shot(page, "moe-route-zh")
     context.close()
