@@ -80,6 +80,8 @@ CSS = """
 /* The Tensors layout table: headers and shapes whole, the table scrolls sideways when narrow. */
 #tensors_table { overflow-x: auto; }
 #tensors_table th, #tensors_table td:nth-child(-n+6) { white-space: nowrap; }
+/* ...but a refused step's message wraps, rather than push every column past the box. */
+#tensors_table td:has(> .refused) { white-space: normal; min-width: 10em; }
 /* Phones and tablets (a figure's column is then under ~600 px): a multi-panel figure keeps a readable
    width and scrolls sideways inside its own box; at 800 px its ticks and subplot titles overlapped. */
 @media (max-width: 1000px) {

@@ -33,6 +33,9 @@ def test_layout_chain_a_refused_view_and_a_preset(page, server_url, shot):
     expect(table).to_contain_text("view size is not compatible", timeout=15_000)      # PyTorch's own message
     expect(table).to_contain_text("view never copies")                                # and why
     expect(table).to_contain_text("copies: a new storage of 48 elements")             # reshape had to copy
+    # The refused step's long message wraps inside its cell: every column stays in the box.
+    assert table.evaluate("e => [e.querySelector('table').scrollWidth, e.clientWidth]") == [
+        table.evaluate("e => e.clientWidth")] * 2
     expect(page.locator("#tensors_preset input[value=custom]")).to_be_checked()
     expect(page.locator(".toast-body")).to_have_count(0)
 

@@ -180,7 +180,8 @@ def steps_markdown(steps: list, lang: str = "en") -> str:
         if not s.ok:
             message = f" PyTorch: `{s.error}`" if s.error else ""
             why = tr(lang, s.why, **s.why_params)
-            out.append(f"| {s.index} | {op} | ✗ | {tr(lang, 'tensors_refused')}{message} — **{why}** | | | | |\n")
+            out.append(f"| {s.index} | {op} | ✗ | <span class=\"refused\">{tr(lang, 'tensors_refused')}{message} — **{why}**"
+                       "</span> | | | | |\n")                      # a cell that wraps (app.py's CSS)
             continue
         if s.shares:
             memory = tr(lang, "tensors_same_storage")
