@@ -41,7 +41,7 @@ def test_every_view_draws_and_follows_its_controls(page, server_url, shot):
 
     page.get_by_role("tab", name="Step by step").click()
     expect(page.locator("#attn_steps_table")).to_contain_text("view size is not compatible", timeout=60_000)
-    expect(page.locator("#attn_steps_check")).to_contain_text("within 1e-6")
+    expect(page.locator("#attn_steps_check")).to_contain_text("✓ (within 1e-6)")       # a mark every font has
     set_number(page, "attn_steps_head", 3)
     expect(page.locator("#attn_steps_numbers .gtitle")).to_have_text(re.compile("head 3"), timeout=30_000)
     shot(page, "steps-en")

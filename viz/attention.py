@@ -257,7 +257,7 @@ def steps_table(trace, lang: str = "en") -> str:
 
 def steps_check(trace, lang: str = "en") -> str:
     """The checks under the table: the last stage against the model's own output and SDPA."""
-    ok = "✅" if trace.out_diff <= 1e-6 else "❌"
+    ok = "✓" if trace.out_diff <= 1e-6 else "✗"          # in every font: an emoji may draw as a box
     lines = [tr(lang, "attn_steps_check_out", layer=trace.layer, diff=f"{trace.out_diff:.1e}", ok=ok),
              tr(lang, "attn_steps_check_sdpa", diff=f"{trace.sdpa_diff:.1e}")]
     if trace.naive_diff is not None:
