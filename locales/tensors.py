@@ -27,7 +27,7 @@ STRINGS = {
                             "— view(2, -1), transpose(1, 2), flatten(1) — or indexing: [:, 2], [::2, 1:3], [..., 0], "
                             "[None]. # starts a comment. Parsed, never run as Python. A line PyTorch refuses "
                             "is shown and skipped.",
-        "tensors_step": "Show step (the last one past the end)",
+        "tensors_step": "Show step (a number past the end shows the last)",
         "tensors_memory_plot": "Storage read by each step",
         "tensors_view_plot": "One step's elements",
         # layout: figures and table
@@ -154,7 +154,7 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "compute_peak_unknown": "Detected **{device}**: not in the table of published peaks (or a MIG slice), so no "
                                 "peak line: FLOP/s are shown as measured.",
         "compute_peak_cpu": "Detected **{device}** ({threads} thread(s)): a CPU has no peak here; the line is the "
-                            "best this sweep measured, **measured, not a datasheet figure**.",
+                            "best this sweep measured: **measured, not a datasheet figure**.",
         "compute_row": "- **{dtype}**: {best} at {size}{share}; the smallest size reached {small}",
         "compute_row_share": " ({percent} of the peak)",
         "compute_skip_time": "{dtype}: sizes from {size} skipped, one matmul would take about {seconds} s here",
