@@ -128,6 +128,12 @@ def test_capacity_drops_show_up_everywhere(client):
     sankey = traces(flow, "sankey")[0]
     residual = len(sankey["node"]["label"]) - 1
     assert sum(v for t, v in zip(sankey["link"]["target"], sankey["link"]["value"]) if t == residual) == n_dropped
+    # Only experts that take assignments are listed, stacked in order above "dropped": Plotly reads x and y
+    # by position among the nodes it draws, so a listed empty expert shifted "dropped" among the experts.
+    right = [i for i, x in enumerate(sankey["node"]["x"]) if x > 0.5]
+    assert set(right) == set(sankey["link"]["target"])
+    heights = [sankey["node"]["y"][i] for i in right]
+    assert heights == sorted(heights) and 0 < heights[0] and heights[-1] < 1
     norms = next(t for t in traces(flow, "bar") if t.get("showlegend") is False)["y"]
     all_dropped = next(t for t in traces(flow, "scatter"))["x"]     # marked with ✕ at 0
     assert all_dropped and all(norms[t] == 0.0 for t in all_dropped)

@@ -191,25 +191,39 @@ def flow_figure(flows: list[list[int]], kept_slots: list[int], routed_norm: list
     assignments (:meth:`models.moe_explore.RouteExploration.flows`), column ``E`` the dropped ones;
     ``kept_slots[t]`` how many of its choices token ``t`` kept (colours its bar)."""
     k, num_experts = len(flows), len(flows[0]) - 1 if flows else 0
-    nodes = ([tr(lang, "moe_fig_choice", r=r + 1) for r in range(k)] + [f"E{e + 1}" for e in range(num_experts)]
-             + [tr(lang, "moe_fig_residual")])
-    links = [((slot, k + e), n) for slot, row in enumerate(flows) for e, n in enumerate(row) if n]
-    colors = ([INDIGO] * k + [GRAY] * num_experts + [NAN_COLOR])
+    # The right column lists the experts that take an assignment, in order, then "dropped" if any: Plotly
+    # draws no node without a link and reads x and y by position among the nodes it draws, so an empty
+    # expert listed there shifted every position after it (the residual landed among the experts).
+    into = [sum(row[e] for row in flows) for e in range(num_experts + 1)]            # (E + 1,) assignments
+    right = [e for e, n in enumerate(into) if n]
+    names = [f"E{e + 1}" for e in range(num_experts)] + [tr(lang, "moe_fig_residual")]
+    nodes = [tr(lang, "moe_fig_choice", r=r + 1) for r in range(k)] + [names[e] for e in right]
+    node_of = {e: k + i for i, e in enumerate(right)}
+    links = [((slot, node_of[e]), n) for slot, row in enumerate(flows) for e, n in enumerate(row) if n]
+    colors = [INDIGO] * k + [NAN_COLOR if e == num_experts else GRAY for e in right]
     # A label needs ~20 px of height (nodes of small load crowd together): the figure grows with E (1,000 px
     # at most, 150 of them margins), and past that every other expert is labelled (the hover names each).
     height = max(400, min(1000, 150 + 20 * (num_experts + 1)))
     every = 1 if (height - 150) / (num_experts + 1) >= 18 else 2
     pad = min(14.0, 0.6 * (height - 150) / (num_experts + 1))  # between nodes: a label's room at any load
-    labels = [name if not k <= i < k + num_experts or (i - k) % every == 0 else "" for i, name in enumerate(nodes)]
+    labels = nodes[:k] + [names[e] if e == num_experts or e % every == 0 else "" for e in right]
+    # Stacked top-down, each node centred where its height (in proportion to its assignments) and the pads
+    # above it put it: spread evenly, a large "dropped" node overlapped its neighbours.
+    area = height - 150                                                              # px between the margins
+    px = (area - pad * (len(right) - 1)) / max(1, sum(into))                         # px per assignment
+    right_y, top = [], 0.0
+    for e in right:
+        right_y.append(min(max((top + into[e] * px / 2) / area, 0.001), 0.999))
+        top += into[e] * px + pad
+    residual = node_of.get(num_experts)
     sankey = {"type": "sankey", "domain": {"x": [0, 0.46], "y": [0, 1]}, "arrangement": "snap",
               "node": {"label": labels, "customdata": nodes, "hovertemplate": "%{customdata}: %{value}<extra></extra>",
                        "color": colors, "pad": pad, "thickness": 14,
-                       "x": [0.001] * k + [0.999] * (num_experts + 1),
-                       "y": [(r + 0.5) / k for r in range(k)] + [(e + 0.5) / (num_experts + 1)
-                                                                 for e in range(num_experts + 1)]},
+                       "x": [0.001] * k + [0.999] * len(right),
+                       "y": [(r + 0.5) / k for r in range(k)] + right_y},
               "link": {"source": [s for (s, _), _ in links], "target": [t for (_, t), _ in links],
                        "value": [v for _, v in links],
-                       "color": ["rgba(220,38,38,0.45)" if t == k + num_experts else "rgba(79,70,229,0.25)"
+                       "color": ["rgba(220,38,38,0.45)" if t == residual else "rgba(79,70,229,0.25)"
                                  for (_, t), _ in links]}}
     color = [INDIGO if n == k else (ORANGE if n else NAN_COLOR) for n in kept_slots]
     bars = {"type": "bar", "x": list(range(len(routed_norm))), "y": finite(routed_norm), "marker": {"color": color},
