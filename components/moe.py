@@ -105,6 +105,8 @@ def moe_route(tokens: dict, layer: dict, router: dict, request: gr.Request = Non
     summary = tr(lang, "moe_route_md", n=len(ex.labels), k=spec.top_k, assignments=ex.assignments,
                  capacity="—" if ex.capacity is None else ex.capacity, dropped=ex.dropped, aux=ex.aux_loss,
                  E=spec.num_experts, z=ex.z_loss, total=c.total, active=c.active, share=c.active_share, dense=c.dense)
+    if ex.tied_tokens:
+        summary += tr(lang, "moe_route_ties", n=ex.tied_tokens, N=len(ex.labels))
     return {"route_plot": routing_figure(ex.labels, ex.probs.tolist(), idx, kept, ex.load.tolist(),
                                          ex.kept_load.tolist(), ex.dropped_load.tolist(), ex.balanced_load, ex.capacity,
                                          spec.num_shared, ex.shared_weight.tolist(), lang),

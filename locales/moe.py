@@ -109,6 +109,9 @@ STRINGS = {
         "moe_route_md": "{n} tokens × k = {k} → {assignments} assignments · capacity C = {capacity} · dropped **{dropped}** · "
                         "aux loss **{aux:.4f}** (balanced {k}, collapsed {E}) · z-loss **{z:.4f}** · parameters: "
                         "total {total:,}, active per token {active:,} ({share:.1%}), dense FFN of equal active size {dense:,}",
+        "moe_route_ties": "\n\n**{n} of {N} tokens tie** between their k-th choice and an expert left out (equal "
+                          "probabilities): `topk` picks which, not the router, so the load can pile onto a few experts "
+                          "while the aux loss reads balanced (its mean probabilities P are even).",
         "moe_train_head": "step **{step} / {steps}** (means over the last {n} steps)",
         "moe_train_cols": "| run | load CV | aux loss | task loss | dropped |",
         "moe_train_row": "| {run} | {cv:.3f} | {aux:.3f} | {task:.3f} | {dropped:.1%} |",
@@ -251,6 +254,8 @@ STRINGS = {
         "moe_route_md": "{n} 个词元 × k = {k} → {assignments} 个分配 · 容量 C = {capacity} · 丢弃 **{dropped}** · "
                         "辅助损失 **{aux:.4f}**（均衡 {k}，坍缩 {E}）· z-loss **{z:.4f}** · 参数量：总计 {total:,}，"
                         "每个词元激活 {active:,}（{share:.1%}），同等激活规模的稠密 FFN {dense:,}",
+        "moe_route_ties": "\n\n**{N} 个词元中有 {n} 个出现并列**：第 k 个选择与一个落选专家的概率相同，由 `topk` "
+                          "决定谁入选，而不是路由器；因此负载可能堆在少数专家上，而辅助损失仍显示均衡（平均概率 P 是均匀的）。",
         "moe_train_head": "第 **{step} / {steps}** 步（最后 {n} 步的均值）",
         "moe_train_cols": "| 运行 | 负载变异系数 | 辅助损失 | 任务损失 | 丢弃 |",
         "moe_train_row": "| {run} | {cv:.3f} | {aux:.3f} | {task:.3f} | {dropped:.1%} |",

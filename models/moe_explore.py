@@ -180,6 +180,22 @@ class RouteExploration:
         return torch.stack([torch.bincount(target[:, r], minlength=E + 1) for r in range(k)])   # (k, E + 1)
 
     @property
+    def tied_tokens(self) -> int:
+        """Tokens whose k-th choice ties with the best expert left out (equal probabilities): which of them
+        is chosen is ``topk``'s pick, not the router's. At sharpness 0 every token ties.
+
+        >>> tie = lambda scale: explore_routing(None, RouteSpec(num_experts=4, top_k=2, logit_scale=scale),
+        ...                                     n_random=8, device="cpu").tied_tokens
+        >>> tie(0.0), tie(1.0)
+        (8, 0)
+        """
+        k = self.topk_idx.shape[1]
+        if k == self.probs.shape[1]:
+            return 0
+        top = self.probs.topk(k + 1, dim=-1).values                                   # (N, k + 1)
+        return int((top[:, k - 1] == top[:, k]).sum())
+
+    @property
     def kept_load(self) -> torch.Tensor:
         """``(E,)`` assignments each expert actually processed."""
         E = self.load.numel()

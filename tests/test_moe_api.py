@@ -170,6 +170,14 @@ def test_a_gate_ticked_with_no_shared_experts_changes_nothing(client):
     assert traces(ticked[2], "bar")[1]["y"][0] == 32 * 16 + 16 * 3 * 32 * 64     # no gate weights counted
 
 
+def test_a_flat_router_says_its_choices_are_ties(client):
+    """Sharpness 0: every probability is 1/E, so every token's k-th choice ties with the experts left out and
+    the load piles onto the first few while the aux loss reads balanced (k): the summary says why."""
+    _, _, _, summary, _ = route(client, sharpness=0.0)
+    assert "aux loss **2.0000**" in summary and "**13 of 13 tokens tie**" in summary
+    assert "tie" not in route(client)[3]
+
+
 def test_training_streams_and_balances(client):
     job = client.submit(**TRAIN, api_name="/moe_train")
     outputs = job.result(timeout=600) and job.outputs()
