@@ -103,10 +103,12 @@ def matmul_figure(points: list, peaks: dict[str, float], peak_source: str | None
             shapes.append({"type": "line", "xref": f"{ref['xaxis']} domain", "yref": ref["yaxis"], "x0": 0, "x1": 1,
                            "y0": peak / scale, "y1": peak / scale,
                            "line": {"color": DTYPE_COLORS.get(dtype, ROOF_COLOR), "dash": "dash", "width": 1.5}})
-        # Listed in the size panel's top-left corner (small sizes sit low there), each in its line's colour:
-        # beside their lines, two close peaks (fp32 148, fp16 153 GFLOP/s) wrote over each other's lines.
-        notes.append({"xref": "x domain", "x": 0.02, "xanchor": "left", "yref": "y domain", "y": 0.98 - 0.075 * i,
-                      "yanchor": "top", "text": label, "showarrow": False, "bgcolor": "rgba(255,255,255,0.8)",
+        # Listed in the size panel's bottom-right corner (large sizes run fast: nothing is drawn there), each
+        # in its line's colour: beside their lines, two close peaks (fp32 148, fp16 153 GFLOP/s) wrote over
+        # each other's lines.
+        notes.append({"xref": "x domain", "x": 0.98, "xanchor": "right", "yref": "y domain",
+                      "y": 0.02 + 0.075 * (len(peaks) - 1 - i), "yanchor": "bottom", "text": label,
+                      "showarrow": False, "bgcolor": "rgba(255,255,255,0.8)",
                       "font": {"size": 10, "color": DTYPE_COLORS.get(dtype, ROOF_COLOR)}})
     if bandwidth and points and peaks:
         xs = sorted({p.intensity for p in points})
