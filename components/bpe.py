@@ -439,7 +439,10 @@ def build() -> dict:
                     api_name="bpe_train", trigger_mode="always_last", **main)
     # Gradio's input event misses a paste and a deletion: every change of the box is checked instead.
     ui.text.change(**event(set_custom, ui, ("corpus",)), trigger_mode="always_last", **private)
-    uploaded = ui.upload.upload(**event(read_upload, ui, ("text", "corpus")), api_visibility="private").success(
+    # No progress on the outputs: a refused file would leave a red "Error" over the corpus and its text,
+    # covering the radios, until the page was reloaded (the toast says what was wrong).
+    uploaded = ui.upload.upload(**event(read_upload, ui, ("text", "corpus")), api_visibility="private",
+                                show_progress="hidden").success(
         api_visibility="private", **main)
     ui.stop.click(None, None, None, cancels=[trained, uploaded])
 

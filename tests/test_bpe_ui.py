@@ -84,6 +84,11 @@ def test_chinese_ui_and_a_file_that_is_not_utf8(browser, server_url, shot, tmp_p
     expect(page.locator(".toast-body").first).to_contain_text("文件不是 UTF-8 文本：偏移 3 处的字节 0xe9",
                                                               timeout=15_000)       # in Chinese
     expect(page.locator("#bpe_granularity_table")).to_contain_text("按空格切分的词")
+    # Only the toast (shown above, with the error state set): no "错误" block over the corpus radios and
+    # the text they fill (it stayed until a reload and took the radios' clicks).
+    shown = "es => es.filter(e => e.checkVisibility({opacityProperty: true, visibilityProperty: true})).length"
+    assert page.locator("#bpe_corpus .error, #bpe_text .error").evaluate_all(shown) == 0
+    page.locator("#bpe_corpus label").filter(has_text="中文文本").click(timeout=5_000)
     context.close()
 
 
