@@ -40,7 +40,7 @@ STRINGS = {
 $$\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\Big(\frac{QK^\top}{\sqrt{d}} + M\Big)V,\qquad M_{ij}=\begin{cases}0 & \text{query } i \text{ may attend to key } j\\ -\infty & \text{otherwise}\end{cases}$$
 
 - **Two conventions, one mask.** PyTorch's `scaled_dot_product_attention` takes a boolean mask with `True` = *may attend*. Many tutorials build a "look-ahead mask" `triu(ones, 1)` with `1` = *masked*. They are complements: `causal = ~triu(ones, 1)`. The toggle switches the left grid between them.
-- **Why AND.** Each rule says when a key is forbidden: it is padding, it is in the future, it is outside the window, it is in another document. A key may be attended only if *no* rule forbids it, so the boolean masks are combined with AND (equivalently, the additive masks are summed: any $-\infty$ wins). Look at "How the rules combine".
+- **Why AND.** Each rule says when a key is forbidden: it is padding, it is in the future, it is outside the window, it is in another document. A key may be attended only if *no* rule forbids it, so the boolean masks are combined with AND (equivalently, the additive masks are summed: any $-\infty$ wins; in the "1 = masked" convention the same rule reads as OR: masked if any rule masks). Look at "How the rules combine".
 - **Padding masks keys.** A padding *query* still attends to real keys; its output is simply ignored by the loss. Turn the padding mask off and the real tokens attend to `[PAD]`: their outputs change with the batch they happen to be in.
 - **The trap.** If every key of a query is masked (pad on the *left* with a causal mask: the first pad query sees only pads), the row is $\mathrm{softmax}(-\infty,\dots,-\infty)=0/0=$ **NaN**, and one NaN spreads to every later layer and to the loss. The backend detects rows with no allowed key and returns zero weights and zero output instead. PyTorch's SDPA and FlashAttention make the same choice in recent versions.
 - Masked cells of the softmax are *exactly* zero: $e^{-\infty}=0$.
@@ -58,6 +58,7 @@ $$\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\Big(\frac{QK^\top}{\sqrt{d}} + M\Bi
         "masks_fig_window": "sliding window",
         "masks_fig_documents": "packed documents",
         "masks_fig_combined": "= AND of all",
+        "masks_fig_combined_masked": "= OR of all (masked if any rule masks)",
         "masks_fig_naive": "Naive: masked_fill(−inf) + softmax",
         "masks_fig_safe": "Backend: fully masked rows → 0",
         "masks_fig_nan_rows": "{n} fully masked query row(s): NaN in the naive softmax",
@@ -122,7 +123,7 @@ $$\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\Big(\frac{QK^\top}{\sqrt{d}} + M\Bi
 $$\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\Big(\frac{QK^\top}{\sqrt{d}} + M\Big)V,\qquad M_{ij}=\begin{cases}0 & \text{查询 } i \text{ 可以关注键 } j\\ -\infty & \text{否则}\end{cases}$$
 
 - **两种约定，同一个掩码。** PyTorch 的 `scaled_dot_product_attention` 使用布尔掩码，`True` 表示*可以关注*。很多教程构造“前瞻掩码” `triu(ones, 1)`，`1` 表示*被遮蔽*。两者互为补集：`causal = ~triu(ones, 1)`。用这个开关可以让左侧网格在两种约定之间切换。
-- **为什么用 AND。** 每条规则都说明某个键何时被禁止：它是填充、它在未来、它在窗口之外、它属于另一篇文档。只有*没有任何*规则禁止时，键才能被关注，所以布尔掩码用 AND 组合（等价地，把加性掩码相加：只要有一个 $-\infty$，结果就是 $-\infty$）。请看“各条规则如何组合”。
+- **为什么用 AND。** 每条规则都说明某个键何时被禁止：它是填充、它在未来、它在窗口之外、它属于另一篇文档。只有*没有任何*规则禁止时，键才能被关注，所以布尔掩码用 AND 组合（等价地，把加性掩码相加：只要有一个 $-\infty$，结果就是 $-\infty$；在“1 = 屏蔽”的约定下，同一条规则读作 OR：任一规则屏蔽即屏蔽）。请看“各条规则如何组合”。
 - **填充掩码遮的是键。** 填充位置的*查询*仍会关注真实的键，只是它的输出会被损失函数忽略。关闭填充掩码，真实词元就会关注 `[PAD]`：它们的输出会随自己恰好所在的批次而改变。
 - **陷阱。** 如果某个查询的所有键都被遮蔽（在*左侧*填充并使用因果掩码：第一个填充查询只能看到填充），这一行就是 $\mathrm{softmax}(-\infty,\dots,-\infty)=0/0=$ **NaN**，一个 NaN 会传播到后面所有层和损失。后端会检测没有任何可关注键的行，并返回全零的权重和输出。较新版本的 PyTorch SDPA 和 FlashAttention 也是这样处理的。
 - softmax 中被遮蔽的格子*恰好*为零：$e^{-\infty}=0$。
@@ -140,6 +141,7 @@ $$\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\Big(\frac{QK^\top}{\sqrt{d}} + M\Bi
         "masks_fig_window": "滑动窗口",
         "masks_fig_documents": "打包文档",
         "masks_fig_combined": "= 以上全部取 AND",
+        "masks_fig_combined_masked": "= 以上全部取 OR（任一规则屏蔽即屏蔽）",
         "masks_fig_naive": "朴素写法：masked_fill(−inf) + softmax",
         "masks_fig_safe": "后端：整行被遮蔽 → 0",
         "masks_fig_nan_rows": "{n} 个查询行被完全遮蔽：朴素 softmax 得到 NaN",

@@ -66,6 +66,17 @@ def test_composition_lists_each_rule(client):
     assert titles == ["padding (keys)", "causal", "sliding window", "= AND of all"]
 
 
+def test_with_1_for_masked_the_combination_is_an_or(client):
+    """In the "1 = masked" convention a cell of the combination is 1 where any rule's is 1 (De Morgan on
+    the AND of 'may attend'), and the panel says OR: it said "= AND of all" above the ORed 1s."""
+    _, composition, _, _ = call(client, use_window=True, window=2, convention="masked")
+    fig = plot_json(composition)
+    assert fig["layout"]["annotations"][-1]["text"] == "= OR of all (masked if any rule masks)"
+    *parts, combined = [trace["text"] for trace in heatmaps(fig)]                 # the cells' 0 / 1 labels
+    assert combined == [[max(p[i][j] for p in parts) for j in range(len(row))] for i, row in enumerate(combined)]
+    assert any("1" in row for row in combined) and any("0" in row for row in combined)
+
+
 @pytest.mark.parametrize("changes,message", [
     (dict(text=""), "at least one sentence"),
     (dict(text="a\n" * 10_000), "at most 16 lines"),

@@ -89,8 +89,9 @@ def mask_panels(labels: list[str], mask: list[list[bool]], weights: list[list[fl
 def composition_figure(labels: list[str], parts: dict[str, list[list[bool]]],
                        combined: list[list[bool]], convention: str = "allow",
                        lang: str = "en") -> PlainFigure:
-    """Each rule's mask side by side, then their AND: why padding and causal are combined."""
-    names = [*parts, "combined"]
+    """Each rule's mask side by side, then their AND: why padding and causal are combined. With 1 = masked
+    the same combination reads as an OR (De Morgan): masked where any rule masks."""
+    names = [*parts, "combined" if convention == "allow" else "combined_masked"]
     grids = [*parts.values(), combined]
     data = [_bool_heatmap(grid, convention, i, text=len(labels) <= 10) for i, grid in enumerate(grids)]
     layout = _token_axes(subplot_row([tr(lang, f"masks_fig_{n}") for n in names], spacing=0.04), labels, lang,
