@@ -162,33 +162,59 @@ HANDLERS = {"rotate": (rope, "rope", ("rotate_plot", "clock_plot", "matrix", "de
                             ("pairing_plot", "matrices_plot", "conv_check", "device")),
             "compare": (positions_compare, "positions_compare", ("same_plot", "sin_plot", "alibi_plot", "slopes",
                                                                  "device"))}
-# What draw() may change: the sub-tab on screen, the pair slider's range, any view's outputs.
-DRAW_OUTPUTS = ("subtabs", "pair", *dict.fromkeys(name for _, _, outputs in HANDLERS.values() for name in outputs))
+# What redraw() may change: the pair slider's range, any view's outputs; draw() also the sub-tab on screen.
+REDRAW_OUTPUTS = ("pair", *dict.fromkeys(name for _, _, outputs in HANDLERS.values() for name in outputs))
+DRAW_OUTPUTS = ("subtabs", *REDRAW_OUTPUTS)
 
 
 # ----------------------------------------------------------------------------- the tab as a whole
-def fit_pair(head_dim: int = 128, pair: int = 3) -> dict:
-    """Keep the pair slider within 0 … d/2 − 1 when d changes (a bad d is reported by the view's redraw)."""
+def _fitted_pair(head_dim, pair) -> tuple[int, int] | None:
+    """``(pair within 0 … d/2 − 1, d/2)``; None for a bad d or pair (the view's draw reports it)."""
     try:
         pairs = whole("pos_head_dim", head_dim, 2, POS_MAX_HEAD_DIM) // 2
         picked = whole("pos_pair", pair, 0, POS_MAX_HEAD_DIM)
     except InputError:
-        return {}
-    return {"pair": gr.Slider(maximum=pairs - 1, value=min(picked, pairs - 1))}
+        return None
+    return min(picked, pairs - 1), pairs
 
 
-@grouped(controls=dict(view="rotate", head_dim=128, base=10000.0, seed=0, style="half", pair=3, q_pos=5, k_pos=2,
-                       encoding="rope", seq_len=48, max_distance=4096, train_len=4096, span=128,
-                       original_max_position=8192, factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
-                       methods=METHODS, diagram_dim=8, position=1, compare_len=32, d_model=64, n_heads=8))
-def draw(controls: dict, request: gr.Request = None) -> dict:
-    """Draw the chosen view with every control of the tab, by name: the first draw (after a share link's
-    settings) and the redraw when a shared control (head dim, base, seed) changes. Selects the view's
-    sub-tab and fits the pair slider to d; the view's handler takes the controls it names."""
+def fit_pair(head_dim: int = 128, pair: int = 3) -> dict:
+    """Keep the pair slider within 0 … d/2 − 1 when d changes (a bad d is reported by the view's redraw)."""
+    fitted = _fitted_pair(head_dim, pair)
+    return {} if fitted is None else {"pair": gr.Slider(maximum=fitted[1] - 1, value=fitted[0])}
+
+
+ALL_CONTROLS = dict(view="rotate", head_dim=128, base=10000.0, seed=0, style="half", pair=3, q_pos=5, k_pos=2,
+                    encoding="rope", seq_len=48, max_distance=4096, train_len=4096, span=128,
+                    original_max_position=8192, factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+                    methods=METHODS, diagram_dim=8, position=1, compare_len=32, d_model=64, n_heads=8)
+
+
+def _view_of(controls: dict, request: gr.Request | None) -> dict:
+    """The chosen view drawn with the controls it names, the pair first fitted to d: a pair past d/2 − 1
+    (d just lowered) is drawn at the last pair, not refused as if the learner had set it."""
     view = choice("pos_view", controls["view"], VIEWS)
     fn, _, _ = HANDLERS[view]
-    shown = fn(**{name: controls[name] for name in control_names(fn)}, request=request)
-    return {"subtabs": gr.Tabs(selected=view), **fit_pair(controls["head_dim"], controls["pair"]), **shown}
+    fitted = _fitted_pair(controls["head_dim"], controls["pair"])
+    if fitted is not None:
+        controls = {**controls, "pair": fitted[0]}
+    return {**fit_pair(controls["head_dim"], controls["pair"]),
+            **fn(**{name: controls[name] for name in control_names(fn)}, request=request)}
+
+
+@grouped(controls=ALL_CONTROLS)
+def draw(controls: dict, request: gr.Request = None) -> dict:
+    """Draw the chosen view with every control of the tab, by name, and select its sub-tab: the first draw
+    (after a share link's settings) and after "Llama 3.1's settings" (which opens its view)."""
+    return {"subtabs": gr.Tabs(selected=choice("pos_view", controls["view"], VIEWS)), **_view_of(controls, request)}
+
+
+@grouped(controls=ALL_CONTROLS)
+def redraw(controls: dict, request: gr.Request = None) -> dict:
+    """The view on screen redrawn when a shared control (head dim, base, seed) changes; its sub-tab is left
+    alone: a box's blur fired by a click on another sub-tab still carried the old view, and selecting it
+    sent the learner back."""
+    return _view_of(controls, request)
 
 
 @grouped(view=dict(head_dim=128, base=10000.0, seed=0, style="half", pair=3, q_pos=5, k_pos=2),
@@ -336,11 +362,11 @@ def build() -> dict:
             api_visibility="private", **event(fn, ui, outputs), **quiet)
 
     # The shared controls redraw whichever view is on screen.
-    redraw = event(draw, ui, DRAW_OUTPUTS, api_visibility="private", **quiet)
     gr.on([ui.head_dim.submit, ui.head_dim.blur, ui.base.submit, ui.base.blur, ui.seed.submit, ui.seed.blur],
-          **redraw)
+          api_visibility="private", **event(redraw, ui, REDRAW_OUTPUTS), **quiet)
     ui.llama31.click(api_visibility="private", show_progress="hidden",
-                     **event(llama31, ui, (*LLAMA31, "view"))).then(**redraw)
+                     **event(llama31, ui, (*LLAMA31, "view"))).then(
+        api_visibility="private", **event(draw, ui, DRAW_OUTPUTS), **quiet)
 
     # Play: the timer moves the positions; each frame redraws the rotate view.
     ui.play.click(lambda: gr.Timer(active=True), None, ui.timer, api_visibility="private", show_progress="hidden")

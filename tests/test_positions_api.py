@@ -217,3 +217,13 @@ def test_a_learner_error_is_in_chinese_for_a_chinese_page(server_url):
     with httpx.Client(headers={"accept-language": "zh-CN"}) as http:
         event, payload = raw_call(server_url, "rope_extrapolation", [128, 10000, 8192, 0, 1, 4, ["pi"]], client=http)
     assert event == "error" and json.loads(payload)["error"] == "扩展倍数 s = 0：必须是 1 到 1024 之间的数"
+
+
+def test_lowering_head_dim_below_the_pair_draws_the_last_pair():
+    """d = 4 has pairs 0 and 1: with pair i = 3 selected the redraw fits the slider and draws pair 1 (it
+    refused "pair i = 3: must be from 0 to 0", blaming a control the learner had not touched)."""
+    from components.positions import HANDLERS, redraw
+    out = redraw(head_dim=4, pair=3)
+    assert out["pair"].maximum == 1
+    rotate = HANDLERS["rotate"][0](head_dim=4, pair=1)
+    assert all(out[name] == value for name, value in rotate.items() if name != "device")

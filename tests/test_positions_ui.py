@@ -108,3 +108,11 @@ def test_a_link_naming_only_the_sub_tab_opens_it(page, server_url):
                                                                                timeout=60_000)
     expect(page.locator("#pos_relative_plot .js-plotly-plot")).to_be_visible(timeout=30_000)
     expect(page.get_by_role("tab", name="Rotate")).to_have_attribute("aria-selected", "false")
+
+    # A shared box typed into, then another sub-tab clicked: the box's blur redraws the view on screen and
+    # must not select it again (the first click went back to Relative position).
+    page.locator("#pos_base input").fill("500000")
+    page.get_by_role("tab", name="Extrapolation").click()
+    ntk = f"{500000 * 8 ** (128 / 126):,.0f}"                     # base · s^(d/(d−2)), s = 8, d = 128
+    expect(page.locator("#pos_ext_table")).to_contain_text(ntk, timeout=30_000)
+    expect(page.get_by_role("tab", name="Extrapolation")).to_have_attribute("aria-selected", "true")
