@@ -352,7 +352,13 @@ def share_row(tab_id: str, controls: dict) -> None:
     link = gr.Textbox(label=t("share_url"), interactive=False, buttons=["copy"], visible=False,
                       elem_id=f"share_url_{tab_id}")
 
-    def make_query(*values):
+    def make_query(*values, request: gr.Request = None):
+        # A text too long for a URL is left out (encode): say so now, not when the link opens without it.
+        lang = lang_of(request)
+        for (elem_id, comp), value in zip(controls.items(), values):
+            if isinstance(value, str) and len(value) > MAX_TEXT_IN_URL:
+                gr.Warning(tr(lang, "share_text_left_out", label=_label(comp, lang), length=len(value),
+                              n=MAX_TEXT_IN_URL))
         return gr.Textbox(value=f"?{encode(tab_id, controls, list(values))}", visible=True)
 
     # The server encodes the settings; the browser, which knows the page's address and the sub-tab shown,

@@ -9,6 +9,8 @@ STRINGS = {
         "share_bad_value": "link setting {setting}={value} ({label}) ignored: allowed {allowed}",
         "share_bad_range": "{low} to {high}",
         "share_bad_text": "text of at most {n:,} characters",
+        "share_text_left_out": "the link leaves out {label} ({length:,} characters; a link holds at most {n:,}): "
+                               "it opens with the default there",
     },
     "zh-CN": {
         "share_button": "分享链接",
@@ -18,5 +20,6 @@ STRINGS = {
         "share_bad_value": "已忽略链接中的设置 {setting}={value}（{label}）：允许的值为 {allowed}",
         "share_bad_range": "{low} 到 {high}",
         "share_bad_text": "最多 {n:,} 个字符的文本",
+        "share_text_left_out": "链接未包含“{label}”（{length:,} 个字符；链接最多容纳 {n:,} 个）：打开时该处为默认值",
     },
 }

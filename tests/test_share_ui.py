@@ -92,3 +92,16 @@ def test_a_link_opens_the_sub_tab_it_was_shared_from(page, server_url):
     expect(page.locator("#moe_route_plot .js-plotly-plot")).to_be_visible(timeout=30_000)
     page.goto(f"{server_url}?tab=moe&view=nowhere")
     expect(page.locator(".toast-body").first).to_contain_text("view", timeout=30_000)
+
+
+def test_a_text_too_long_for_a_link_is_said_when_sharing(page, server_url):
+    """A training text over MAX_TEXT_IN_URL characters is left out of the link: said when the link is made,
+    not found out when it opens on an empty corpus."""
+    page.goto(f"{server_url}?tab=tokenizer")
+    box = page.locator("#bpe_text textarea")
+    expect(box).to_be_visible(timeout=60_000)
+    box.fill("low lower lowest " * 300)                                       # 5,100 characters
+    page.locator("#share_tokenizer").click()
+    expect(page.locator(".toast-body").first).to_contain_text(
+        re.compile(r"the link leaves out .+ \(5,100 characters; a link holds at most 4,000\)"), timeout=15_000)
+    expect(page.locator("#share_url_tokenizer textarea")).to_have_value(re.compile(r"tab=tokenizer"))
