@@ -50,6 +50,20 @@ def _token_axes(layout: dict, labels: list[str], lang: str, panels: int, *, key_
     return layout
 
 
+PLOT_WIDTH = 900                  # px: the plot column on a desktop (phones scroll a figure at 840 px)
+
+
+def _height(n_tokens: int, panels: int, per_token: int, margin: int, floor: int) -> int:
+    """A figure's height: ``per_token`` px a row, but square panels side by side are each only
+    ~PLOT_WIDTH / panels wide, so more height than that is empty space above and below the grids
+    (64 tokens: 1,100 px tall for grids ~300 px high).
+
+    >>> _height(4, 3, 22, 160, 380), _height(64, 3, 22, 160, 380)
+    (380, 460)
+    """
+    return max(floor, min(margin + per_token * n_tokens, margin + PLOT_WIDTH // panels))
+
+
 def _bool_heatmap(mask: list[list[bool]], convention: str, panel: int, *, text: bool = True) -> dict:
     """A two-colour grid of a boolean mask, labelled in the chosen convention (T/F or 0/1)."""
     if convention == "allow":
@@ -83,7 +97,7 @@ def mask_panels(labels: list[str], mask: list[list[bool]], weights: list[list[fl
     titles = [tr(lang, f"masks_fig_mask_{convention}"), tr(lang, "masks_fig_additive"),
               tr(lang, "masks_fig_weights")]
     layout = _token_axes(subplot_row(titles, spacing=0.08), labels, lang, 3)
-    return plain_figure(data, layout | base_layout(height=max(380, 160 + 22 * len(labels))))
+    return plain_figure(data, layout | base_layout(height=_height(len(labels), 3, 22, 160, 380)))
 
 
 def composition_figure(labels: list[str], parts: dict[str, list[list[bool]]],
@@ -96,7 +110,7 @@ def composition_figure(labels: list[str], parts: dict[str, list[list[bool]]],
     data = [_bool_heatmap(grid, convention, i, text=len(labels) <= 10) for i, grid in enumerate(grids)]
     layout = _token_axes(subplot_row([tr(lang, f"masks_fig_{n}") for n in names], spacing=0.04), labels, lang,
                          len(names), key_title=False)
-    return plain_figure(data, layout | base_layout(height=max(300, 120 + 14 * len(labels))))
+    return plain_figure(data, layout | base_layout(height=_height(len(labels), len(names), 14, 120, 300)))
 
 
 def nan_trap_figure(labels: list[str], naive: list[list[float]], safe: list[list[float]],
@@ -113,4 +127,4 @@ def nan_trap_figure(labels: list[str], naive: list[list[float]], safe: list[list
     data = [naive_map, nan_cells, _weights_heatmap(safe, 1, lang, text=False)]
     layout = _token_axes(subplot_row([tr(lang, "masks_fig_naive"), tr(lang, "masks_fig_safe")], spacing=0.1),
                          labels, lang, 2)
-    return plain_figure(data, layout | base_layout(height=max(360, 150 + 20 * len(labels)), title=title))
+    return plain_figure(data, layout | base_layout(height=_height(len(labels), 2, 20, 150, 360), title=title))
