@@ -178,12 +178,6 @@ def _fitted_pair(head_dim, pair) -> tuple[int, int] | None:
     return min(picked, pairs - 1), pairs
 
 
-def fit_pair(head_dim: int = 128, pair: int = 3) -> dict:
-    """Keep the pair slider within 0 … d/2 − 1 when d changes (a bad d is reported by the view's redraw)."""
-    fitted = _fitted_pair(head_dim, pair)
-    return {} if fitted is None else {"pair": gr.Slider(maximum=fitted[1] - 1, value=fitted[0])}
-
-
 ALL_CONTROLS = dict(view="rotate", head_dim=128, base=10000.0, seed=0, style="half", pair=3, q_pos=5, k_pos=2,
                     encoding="rope", seq_len=48, max_distance=4096, train_len=4096, span=128,
                     original_max_position=8192, factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
@@ -195,11 +189,11 @@ def _view_of(controls: dict, request: gr.Request | None) -> dict:
     (d just lowered) is drawn at the last pair, not refused as if the learner had set it."""
     view = choice("pos_view", controls["view"], VIEWS)
     fn, _, _ = HANDLERS[view]
-    fitted = _fitted_pair(controls["head_dim"], controls["pair"])
-    if fitted is not None:
-        controls = {**controls, "pair": fitted[0]}
-    return {**fit_pair(controls["head_dim"], controls["pair"]),
-            **fn(**{name: controls[name] for name in control_names(fn)}, request=request)}
+    fitted, slider = _fitted_pair(controls["head_dim"], controls["pair"]), {}
+    if fitted is not None:                                         # the slider ends at d/2 − 1 too
+        pair, pairs = fitted
+        controls, slider = {**controls, "pair": pair}, {"pair": gr.Slider(maximum=pairs - 1, value=pair)}
+    return {**slider, **fn(**{name: controls[name] for name in control_names(fn)}, request=request)}
 
 
 @grouped(controls=ALL_CONTROLS)

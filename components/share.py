@@ -78,6 +78,11 @@ def subtabs_of(block: gr.blocks.BlockContext) -> list[tuple[gr.Tabs, gr.Tab]]:
     return found
 
 
+def _too_long(value) -> bool:
+    """A text a link leaves out (:func:`encode`), and "Share link" says so."""
+    return isinstance(value, str) and len(value) > MAX_TEXT_IN_URL
+
+
 def encode(tab_id: str, controls: dict, values: list) -> str:
     """The query string of a tab's settings.
 
@@ -92,7 +97,7 @@ def encode(tab_id: str, controls: dict, values: list) -> str:
             params[elem_id] = str(int(value))
         elif isinstance(value, list):
             params[elem_id] = json.dumps(value, ensure_ascii=False)
-        elif isinstance(value, str) and len(value) > MAX_TEXT_IN_URL:
+        elif _too_long(value):
             continue                                   # too long for a link: the default stays
         elif value is not None:
             params[elem_id] = str(value)
@@ -355,8 +360,8 @@ def share_row(tab_id: str, controls: dict) -> None:
     def make_query(*values, request: gr.Request = None):
         # A text too long for a URL is left out (encode): say so now, not when the link opens without it.
         lang = lang_of(request)
-        for (elem_id, comp), value in zip(controls.items(), values):
-            if isinstance(value, str) and len(value) > MAX_TEXT_IN_URL:
+        for (_, comp), value in zip(controls.items(), values):
+            if _too_long(value):
                 gr.Warning(tr(lang, "share_text_left_out", label=_label(comp, lang), length=len(value),
                               n=MAX_TEXT_IN_URL))
         return gr.Textbox(value=f"?{encode(tab_id, controls, list(values))}", visible=True)

@@ -16,6 +16,7 @@ FONT = "Inter, 'WenQuanYi Micro Hei', 'Noto Sans CJK SC', 'Microsoft YaHei', san
 ALLOWED_COLOR = "#4f46e5"     # indigo: may attend
 MASKED_COLOR = "#e5e7eb"      # light gray: masked
 NAN_COLOR = "#dc2626"         # red: NaN
+PLOT_WIDTH = 900              # px: about a figure's width on a laptop (phones scroll a figure at 840 px)
 # Explicit stops: a named scale ("Blues") is expanded by plotly.py's validation, which figure() skips,
 # and plotly.js reads the bare name reversed.
 WEIGHT_SCALE = [[0.0, "#f7fbff"], [0.25, "#c6dbef"], [0.5, "#6baed6"], [0.75, "#2171b5"], [1.0, "#08306b"]]

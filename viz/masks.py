@@ -6,7 +6,7 @@ every control change, and this keeps a redraw to a few milliseconds.
 from __future__ import annotations
 
 from locales import tr
-from viz.common import (ALLOWED_COLOR, MASKED_COLOR, NAN_COLOR, WEIGHT_SCALE, PlainFigure, axis_ref,
+from viz.common import (ALLOWED_COLOR, MASKED_COLOR, NAN_COLOR, PLOT_WIDTH, WEIGHT_SCALE, PlainFigure, axis_ref,
                         base_layout, finite_grid, plain_figure, spaced, subplot_row)
 
 CONVENTIONS = ("allow", "masked")   # True = may attend (PyTorch) | 1 = masked (many tutorials)
@@ -48,9 +48,6 @@ def _token_axes(layout: dict, labels: list[str], lang: str, panels: int, *, key_
         layout[f"yaxis{suffix}"].update(ticks, autorange="reversed", scaleanchor=f"x{suffix}",
                                         title={"text": tr(lang, "masks_fig_query") if i == 0 else None})
     return layout
-
-
-PLOT_WIDTH = 900                  # px: the plot column on a desktop (phones scroll a figure at 840 px)
 
 
 def _height(n_tokens: int, panels: int, per_token: int, margin: int, floor: int) -> int:

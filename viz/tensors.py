@@ -6,7 +6,7 @@ Plain dicts (:func:`viz.common.plain_figure`): the view redraws on every edit, w
 from __future__ import annotations
 
 from locales import tr
-from viz.common import base_layout, plain_figure
+from viz.common import PLOT_WIDTH, base_layout, plain_figure
 
 UNREAD = "#e5e7eb"                 # a storage cell this view does not read
 ERROR = "#dc2626"
@@ -15,7 +15,6 @@ WRITE = "#dc2626"
 SHARED_SCALE = [[0.0, "#c7d2fe"], [0.5, "#6366f1"], [1.0, "#1e1b4b"]]
 COPY_SCALE = [[0.0, "#fed7aa"], [0.5, "#f97316"], [1.0, "#7c2d12"]]
 VALUE_SCALE = [[0.0, "#ecfeff"], [0.5, "#22d3ee"], [1.0, "#155e75"]]
-PLOT_WIDTH = 900                   # about the width of a figure on a laptop, in pixels
 TEXT_CELLS = 64                    # numbers are written in the cells up to this many cells per row
 
 
