@@ -181,8 +181,9 @@ def _step(model, opt, run: RunCurve, ids: torch.Tensor, step: int, lr: float) ->
 
 
 # The table's numbers: the "final loss" is the mean of the last FINAL_WINDOW steps (one step is noisy); a
-# finished run whose final loss is within STALL_MARGIN nats of the plateau (the entropy of the letter
+# finished run whose final loss is not STALL_MARGIN nats below the plateau (the entropy of the letter
 # frequencies, models.norm_data.unigram_entropy) learned the letter frequencies and nothing more: it stalled.
+# A run shorter than FINAL_WINDOW steps is too short to call a stall: it is "short", not "trained".
 FINAL_WINDOW = 20
 STALL_MARGIN = 0.1
 
@@ -192,15 +193,17 @@ class Finding:
     """What one run shows so far, in numbers: its row in the tab's table.
 
     ``status``: ``"diverged"`` (``what`` at ``step``), else ``"running"`` until the comparison is done,
-    then ``"stalled"`` or ``"trained"``.
+    then ``"trained"`` (below the plateau), ``"stalled"`` (not below it) or ``"short"`` (not below it
+    after fewer than FINAL_WINDOW steps: too few to tell).
     """
 
-    status: Literal["running", "trained", "stalled", "diverged"]
-    final: float | None                # mean loss of the last FINAL_WINDOW steps; None before the first step
+    status: Literal["running", "trained", "stalled", "short", "diverged"]
+    final: float | None                # mean loss of the last `window` steps; None before the first step
     best: float | None                 # lowest loss
     max_grad: float | None             # largest global gradient norm
     what: str = ""                     # diverged: RunCurve.diverged_what
     step: int | None = None            # diverged: the step it happened
+    window: int = 0                    # how many steps `final` averages: min(FINAL_WINDOW, steps run)
 
 
 def finding(run: RunCurve, *, plateau: float, done: bool) -> Finding:
@@ -208,22 +211,27 @@ def finding(run: RunCurve, *, plateau: float, done: bool) -> Finding:
 
     >>> stuck = RunCurve("post", False, loss=[3.5] * 5 + [3.0] * 20, grad_norm=[0.5] * 25)
     >>> finding(stuck, plateau=3.05, done=True)
-    Finding(status='stalled', final=3.0, best=3.0, max_grad=0.5, what='', step=None)
+    Finding(status='stalled', final=3.0, best=3.0, max_grad=0.5, what='', step=None, window=20)
     >>> finding(stuck, plateau=3.05, done=False).status, finding(stuck, plateau=3.5, done=True).status
     ('running', 'trained')
+    >>> early = RunCurve("post", False, loss=[4.0, 3.6], grad_norm=[1.0, 1.0])
+    >>> found = finding(early, plateau=3.0, done=True)
+    >>> found.status, found.final, found.window
+    ('short', 3.8, 2)
     >>> finding(RunCurve("pre", True, diverged_at=1, diverged_what="loss_nan"), plateau=3.0, done=False)
-    Finding(status='diverged', final=None, best=None, max_grad=None, what='loss_nan', step=1)
+    Finding(status='diverged', final=None, best=None, max_grad=None, what='loss_nan', step=1, window=0)
     """
     loss = run.loss                                          # finite: a run stops at its first non-finite step
-    final = statistics.fmean(loss[-FINAL_WINDOW:]) if loss else None
+    window = min(FINAL_WINDOW, len(loss))
+    final = statistics.fmean(loss[-window:]) if loss else None
     numbers = (final, min(loss) if loss else None, max(run.grad_norm) if run.grad_norm else None)
     if run.diverged_at:
-        return Finding("diverged", *numbers, what=run.diverged_what, step=run.diverged_at)
+        return Finding("diverged", *numbers, what=run.diverged_what, step=run.diverged_at, window=window)
     if not done:
-        return Finding("running", *numbers)
-    if len(loss) >= FINAL_WINDOW and final >= plateau - STALL_MARGIN:
-        return Finding("stalled", *numbers)
-    return Finding("trained", *numbers)
+        return Finding("running", *numbers, window=window)
+    if final < plateau - STALL_MARGIN:
+        return Finding("trained", *numbers, window=window)
+    return Finding("stalled" if window == FINAL_WINDOW else "short", *numbers, window=window)
 
 
 @dataclass(frozen=True)

@@ -102,6 +102,8 @@ def test_training_streams_and_finishes(client):
     assert len(loss_lines) == 4 and all(len(tr["y"]) == 10 for tr in loss_lines)
     assert status.startswith("✓ Done · 10 / 10")                 # the run said it ended by itself
     assert findings.count("\n") == 5                     # header, rule, four runs
+    assert "mean of last 10 steps" in findings           # the header names the steps it averages, not 20
+    assert findings.count("too few steps to tell") == 4  # 10 steps at lr 2e-3: none is below the plateau yet
 
 
 def test_huge_learning_rate_is_a_finding_not_a_crash(client):

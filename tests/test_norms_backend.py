@@ -245,7 +245,9 @@ def test_post_ln_without_warmup_stalls_where_pre_ln_trains(one_thread):
     ([4.0] * 10 + [2.91] * 20, "stalled", 2.91),                 # 0.09 below it: still within the margin
     ([4.0] * 10 + [2.89] * 20, "trained", 2.89),                 # 0.11 below: it learned more
     ([4.0 - 0.1 * i for i in range(30)], "trained", 2.05),       # falls steadily: mean of the last 20 = 4 - 0.1·19.5
-    ([3.0] * 19, "trained", 3.0),                                # too short to call a stall
+    ([3.0] * 19, "short", 3.0),                                  # on the plateau, too short to call a stall
+    ([4.2, 4.0] * 5, "short", 4.1),                              # 10 steps, far above it: not "trained"
+    ([3.0, 2.0], "trained", 2.5),                                # short, but its mean is already below it
 ])
 def test_finding_on_hand_made_loss_curves(loss, status, final):
     """The table's row from curves whose mean and finding are worked out by hand (plateau 3.0 nats)."""
@@ -253,6 +255,7 @@ def test_finding_on_hand_made_loss_curves(loss, status, final):
     found = finding(run, plateau=3.0, done=True)
     assert (found.status, found.best, found.max_grad) == (status, min(loss), 7.0)
     assert found.final == pytest.approx(final)
+    assert found.window == min(20, len(loss))                    # what the table's header says it averages
     assert finding(run, plateau=3.0, done=False).status == "running"
 
 

@@ -273,15 +273,18 @@ def training_summary(runs: list[dict], findings: list, lang: str = "en", *, plat
     """A Markdown table of the runs: final and lowest loss, largest gradient norm, and the finding.
 
     ``findings``: :class:`models.norm_training.Finding` of each run (status, final, best, max_grad,
-    what, step); ``plateau``: the stall level in nats; ``blow_up``: the factor a loss that "blew up" passed.
+    what, step, window); ``plateau``: the stall level in nats; ``blow_up``: the factor a loss that "blew
+    up" passed. The final-loss header names the longest window any row averages.
     """
-    head = [tr(lang, f"norm_fig_{k}") for k in ("run", "final", "best", "max_g", "status")]
+    window = max((found.window for found in findings), default=0)
+    head = [tr(lang, f"norm_fig_{k}", window=window) for k in ("run", "final", "best", "max_g", "status")]
     rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for run, found in zip(runs, findings):
         if found.status == "diverged":
             status = tr(lang, "norm_fig_diverged_row", what=_what(found.what, lang, blow_up), step=found.step)
         else:
-            status = tr(lang, {"running": "norm_fig_running", "stalled": "norm_fig_stalled", "trained": "norm_fig_ok"}
+            status = tr(lang, {"running": "norm_fig_running", "stalled": "norm_fig_stalled", "short": "norm_fig_short",
+                         "trained": "norm_fig_ok"}
                         [found.status], plateau=plateau)
         cells = [_run_name(run, lang), *("—" if x is None else f"{x:.3f}" for x in (found.final, found.best)),
                  "—" if found.max_grad is None else f"{found.max_grad:.3g}", status]
