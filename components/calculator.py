@@ -60,16 +60,17 @@ def calculate(model: dict, run: dict, request: gr.Request = None) -> dict:
             "layouts": layouts_figure(layouts, lang), "device": str(watch.timing)}
 
 
-@grouped(model=D)
-def verify_spec(model: dict, request: gr.Request = None) -> dict:
-    """The ``/calculate_verify`` endpoint: the counts of a really built model and a really allocated cache."""
+@grouped(model=D, run={"kv_dtype": RUN.kv_dtype})
+def verify_spec(model: dict, run: dict, request: gr.Request = None) -> dict:
+    """The ``/calculate_verify`` endpoint: the counts of a really built model and a really allocated cache
+    (in the chosen cache dtype)."""
     from models.calculator import spec_from_fields
     from models.calculator_verify import verify
     from viz.calculator import verification_markdown
 
     spec = spec_from_fields(model)
-    return {"verification": verification_markdown(verify(spec, seq_len=VERIFY_TOKENS), VERIFY_TOKENS,
-                                                  lang_of(request))}
+    return {"verification": verification_markdown(verify(spec, seq_len=VERIFY_TOKENS, kv_dtype=run["kv_dtype"]),
+                                                  VERIFY_TOKENS, lang_of(request))}
 
 
 def _tiny_spec(name: str):

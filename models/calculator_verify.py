@@ -11,7 +11,8 @@ formulas in :mod:`models.calculator`:
   GPTs among them): real weights, ``sum(p.numel())`` counted, and a forward pass over ``seq_len``
   tokens fills a real KV cache whose bytes are read off its tensors (fp32).
 - Otherwise **build it on PyTorch's meta device** (shapes, no memory), so even a 236B model is built
-  in seconds, and allocate the cache a decoder of that shape keeps, in fp16, on the meta device too.
+  in seconds, and allocate the cache a decoder of that shape keeps on the meta device too, in the
+  chosen cache dtype (int4 allocated as int8, its bytes packed two values to one).
   Bounded by the number of linear layers, ``CALC_BUILD_MAX_MODULES``.
 """
 from __future__ import annotations
@@ -21,7 +22,8 @@ from dataclasses import dataclass
 import torch
 
 from models.calculator import ModelSpec, count_params, kv_cache_bytes
-from models.checks import InputError
+from models.checks import InputError, choice
+from models.kv_cache import KVCache
 from models.limits import CALC_BUILD_MAX_MODULES, CALC_RUN_MAX_PARAMS
 from models.transformer import Transformer, TransformerConfig
 
@@ -77,6 +79,12 @@ def build_model(spec: ModelSpec, seq_len: int = 128) -> Transformer:
     return Transformer(transformer_config(spec, seq_len), device="meta")
 
 
+# The calculator's cache dtypes PyTorch can allocate; "int4" is allocated as int8 and packed two to a byte.
+KV_TORCH_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16,
+                   "fp8": torch.float8_e4m3fn, "int8": torch.int8, "int4": torch.int8}
+PACKED = {"int4": 2}                   # values per byte of the allocated dtype
+
+
 @dataclass(frozen=True)
 class Verification:
     formula_params: int
@@ -91,10 +99,17 @@ class Verification:
         return self.formula_params == self.built_params and self.formula_kv_bytes == self.built_kv_bytes
 
 
-def verify(spec: ModelSpec, seq_len: int = 128, batch: int = 1) -> Verification:
+def verify(spec: ModelSpec, seq_len: int = 128, batch: int = 1, kv_dtype: str = "fp16") -> Verification:
     """Formula vs. the built transformer (``sum(p.numel())``, tied weights once) and vs. a real cache:
     filled by a forward pass over ``seq_len`` tokens (fp32) when the model is small enough to run here,
-    allocated on the meta device (fp16) otherwise."""
+    allocated on the meta device in ``kv_dtype`` (a name of :data:`KV_TORCH_DTYPES`) otherwise.
+
+    >>> from models.calculator import PRESETS
+    >>> v = verify(PRESETS["Llama-3-8B"], seq_len=4, kv_dtype="bf16")
+    >>> v.kv_dtype, v.built_kv_bytes, v.ok              # 2 (k, v) · 32 layers · 8 heads · 128 · 4 tokens · 2 B
+    ('bf16', 524288, True)
+    """
+    kv_dtype = choice("calc_kv_dtype", kv_dtype, KV_TORCH_DTYPES)
     formula = count_params(spec)["total"]
     if formula <= CALC_RUN_MAX_PARAMS:
         model = Transformer.seeded(transformer_config(spec, seq_len), seed=0).eval()   # real weights, CPU
@@ -105,6 +120,6 @@ def verify(spec: ModelSpec, seq_len: int = 128, batch: int = 1) -> Verification:
                             kv_cache_bytes(spec, seq_len, batch, "fp32"), cache.nbytes(), "run", "fp32")
     model = build_model(spec, seq_len)
     built = sum(p.numel() for p in model.parameters())                # .parameters() counts tied weights once
-    cache = model.new_cache(batch=batch, capacity=seq_len)
-    cache_bytes = sum(b.numel() * torch.finfo(torch.float16).bits // 8 for b in cache.buffers)
-    return Verification(formula, built, kv_cache_bytes(spec, seq_len, batch, "fp16"), cache_bytes)
+    cache = KVCache(model.config, batch=batch, capacity=seq_len, device="meta", dtype=KV_TORCH_DTYPES[kv_dtype])
+    cache_bytes = cache.capacity_nbytes() // PACKED.get(kv_dtype, 1)
+    return Verification(formula, built, kv_cache_bytes(spec, seq_len, batch, kv_dtype), cache_bytes, kv_dtype=kv_dtype)

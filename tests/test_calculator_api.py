@@ -19,7 +19,7 @@ def test_parameters_are_the_config_fields_then_the_run():
     assert control_names(calculate_handler)[len(FIELDS):] == ["seq_len", "batch", "weight_dtype", "kv_dtype",
                                                               "train_tokens", "recipe", "recompute", "attention",
                                                               "gpu_gib"]
-    assert control_names(verify_spec) == FIELDS
+    assert control_names(verify_spec) == [*FIELDS, "kv_dtype"]           # the cache it allocates
 
 
 def test_defaults_alone_answer_with_llama_3_8b(client):
@@ -50,6 +50,14 @@ def test_editing_kv_heads_changes_the_cache(client):
 def test_verify_endpoint(client):
     out = client.predict(**set_preset("DeepSeek-V2-Lite"), api_name="/calculate_verify")
     assert out.count("✓") == 2 and "15,706,484,224" in out
+
+
+@pytest.mark.parametrize("kv_dtype,nbytes", [("bf16", 2), ("fp8", 1), ("int4", 0.5)])
+def test_verify_allocates_the_chosen_cache_dtype(client, kv_dtype, nbytes):
+    """Regression: Verify compared an fp16 cache whatever the chosen dtype (labelled fp16 beside bf16)."""
+    out = client.predict(kv_dtype=kv_dtype, api_name="/calculate_verify")              # Llama-3-8B
+    expected = int(2 * 32 * 8 * 128 * 128 * nbytes)                   # k and v · L · n_kv · head dim · T · bytes
+    assert out.count("✓") == 2 and f"({kv_dtype}," in out and f"{expected:,} B" in out
 
 
 def test_verify_runs_the_kv_tabs_model(client):

@@ -493,3 +493,13 @@ def test_qk_norms_over_all_heads_by_hand():
     assert every - per_head == 32 * (32 * 128 + 8 * 128 - 2 * 128)
     with pytest.raises(InputError, match="tick qk_norm too"):
         dataclasses.replace(base, qk_norm=False, qk_norm_all=True)
+
+
+def test_verify_allocates_every_cache_dtype_the_calculator_offers():
+    """Each dtype of the KV dropdown is allocated as itself (int4 packed two to a byte), equal to the formula."""
+    from models.calculator import DTYPE_BYTES, PRESETS
+    from models.calculator_verify import KV_TORCH_DTYPES, verify
+    assert set(KV_TORCH_DTYPES) == set(DTYPE_BYTES)
+    for name, nbytes in DTYPE_BYTES.items():
+        v = verify(PRESETS["Mistral-7B v0.1"], seq_len=8, kv_dtype=name)
+        assert (v.kv_dtype, v.built_kv_bytes, v.ok) == (name, int(2 * 32 * 8 * 128 * 8 * nbytes), True)
