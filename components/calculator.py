@@ -89,6 +89,15 @@ def set_preset(preset: str = DEFAULT_PRESET) -> dict:
     return {}
 
 
+def fit_seq_len(learned_positions: int = D["learned_positions"], seq_len: int = RUN.seq_len) -> dict:
+    """A preset's context: lowered to its learned positions when the one chosen is longer (GPT-2: 1,024)."""
+    from models.calculator import fit_context
+    from models.checks import whole
+    fitted = fit_context(whole("learned_positions", learned_positions, 0, CALC_MAX_CONTEXT),
+                         whole("calc_seq_len", seq_len, 1, CALC_MAX_CONTEXT))
+    return {"seq_len": fitted} if fitted != seq_len else {}
+
+
 def check_config(config: str = "") -> None:
     """Raise the message a config.json that cannot be read deserves; nothing when it can."""
     from models.calculator_config import spec_from_config
@@ -174,11 +183,12 @@ def build() -> dict:
         (w.submit if isinstance(w, gr.Number) else w.input)(
             lambda: "custom", None, ui.preset, api_visibility="private", show_progress="hidden")
     fill = event(set_preset, ui, FIELDS, api_visibility="private", show_progress="hidden")
-    ui.preset.input(**fill).then(api_visibility="private", **main)
+    fit = event(fit_seq_len, ui, ("seq_len",), api_visibility="private", show_progress="hidden")
+    ui.preset.input(**fill).then(**fit).then(api_visibility="private", **main)
     # Checked first by an event with no outputs: a refused config raised in load_config would mark
     # each field "Error" over its value; this way only the message says what was wrong.
     load.click(**event(check_config, ui, api_visibility="private")).success(
-        **event(load_config, ui, ("preset", *FIELDS), api_visibility="private")).success(
+        **event(load_config, ui, ("preset", *FIELDS), api_visibility="private")).success(**fit).success(
         api_visibility="private", **main)
     verify_button.click(api_name="calculate_verify", **event(verify_spec, ui, ("verification",)))
     return {**main, "fills": [fill]}

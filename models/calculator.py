@@ -650,13 +650,25 @@ class Analysis:
     attention_formula: tuple[str, str]   # one layer's attention parameters: the formula, with the values in it
 
 
+def fit_context(learned_positions: int, seq_len: int) -> int:
+    """The longest context up to ``seq_len`` that a model with ``learned_positions`` can read: a learned
+    table of P positions has no row for token P + 1 (0: rotary or no positions, any context).
+
+    >>> fit_context(1024, 4096), fit_context(0, 4096), fit_context(1024, 512)
+    (1024, 4096, 512)
+    """
+    return min(seq_len, learned_positions) if learned_positions else seq_len
+
+
 def analyze(spec: ModelSpec, run: RunSettings) -> Analysis:
-    """Count, cost and size ``spec`` under ``run``.
+    """Count, cost and size ``spec`` under ``run``; a context past ``spec``'s learned positions is refused.
 
     >>> a = analyze(PRESETS["Mixtral-8x7B"], RunSettings())
     >>> a.params["active"], a.active_parts["experts"]
     (12879925248, 11274289152)
     """
+    if fit_context(spec.learned_positions, run.seq_len) < run.seq_len:
+        raise InputError("calc_err_past_positions", name=spec.name, t=run.seq_len, p=spec.learned_positions)
     params = count_params(spec)
     moe_layers = spec.n_layers - spec.first_dense_layers if spec.is_moe else 0
     active_parts = dict(params["parts"], experts=moe_layers * spec.top_k * _ffn_params(spec, spec.expert_ffn))

@@ -451,7 +451,7 @@ def test_the_attention_formula_shown_adds_up_to_the_count(preset):
     """Regression: DeepSeek-V2's MLA formula was shown without its query compression (q_lora_rank = 1536):
     evaluated, 229,442,048 per layer where 149,227,520 were counted; GPT-2's left out its biases."""
     spec = PRESETS.get(preset) or spec_from_config(json.dumps({"model_type": preset, **SMALL}))   # q, k, v biases
-    formula, values = analyze(spec, RunSettings()).attention_formula
+    formula, values = analyze(spec, RunSettings(seq_len=1024)).attention_formula
     per_layer = count_params(spec)["parts"]["attention"] // spec.n_layers
     assert eval(values.replace("·", "*")) == per_layer                     # noqa: S307 (digits and + · ( ) only)
     names = dict(d=spec.d_model, H=spec.n_heads, hd=spec.hd, n_kv=spec.kv_heads, r_q=spec.q_lora_rank,
@@ -503,3 +503,15 @@ def test_verify_allocates_every_cache_dtype_the_calculator_offers():
     for name, nbytes in DTYPE_BYTES.items():
         v = verify(PRESETS["Mistral-7B v0.1"], seq_len=8, kv_dtype=name)
         assert (v.kv_dtype, v.built_kv_bytes, v.ok) == (name, int(2 * 32 * 8 * 128 * 8 * nbytes), True)
+
+
+def test_a_context_past_learned_positions_is_refused():
+    """Regression: the GPT-2 preset was costed at the default 4,096 tokens, past its 1,024 learned positions."""
+    from models.calculator import fit_context
+    from models.checks import InputError
+    gpt2 = PRESETS["GPT-2 (124M)"]
+    assert gpt2.learned_positions == 1024                                  # n_positions in GPT-2's config.json
+    with pytest.raises(InputError, match="context length = 4,096: GPT-2 \\(124M\\) learns 1,024 positions"):
+        analyze(gpt2, RunSettings(seq_len=4096))
+    assert analyze(gpt2, RunSettings(seq_len=1024)).params["total"] == 124_439_808
+    assert fit_context(1024, 4096) == 1024 and fit_context(0, 10**6) == 10**6   # rotary: any context

@@ -56,3 +56,8 @@ def test_preset_and_config(page, server_url, shot):
     page.locator("#calc_load").click()
     expect(summary).to_contain_text("124,439,808", timeout=15_000)
     expect(page.locator("#calc_preset input")).to_have_value("custom (edited)")
+    # Regression: GPT-2 was costed at the context typed for Llama (8,192), past its 1,024 learned positions.
+    expect(page.locator("#calc_seq input")).to_have_value("1024")
+    page.locator("#calc_seq input").fill("2048")
+    page.locator("#calc_seq input").press("Enter")
+    expect(page.get_by_text("learns 1,024 positions").first).to_be_visible(timeout=15_000)
