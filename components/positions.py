@@ -231,6 +231,24 @@ def play_frame(view: dict, play: dict, request: gr.Request = None) -> dict:
         return stop
 
 
+@grouped(view=dict(q_pos=5, k_pos=2), play=dict(both=False, speed=1))
+def play_start(view: dict, play: dict, request: gr.Request = None) -> dict:
+    """Play: the timer starts; at the end of the sliders q (and k, if tied, keeping n - m) first goes back
+    to the start, as a video player rewinds, instead of a button that does nothing."""
+    start = {"timer": gr.Timer(active=True)}
+    try:
+        step = whole("pos_speed", play["speed"], 1, POS_SLIDER_MAX_POSITION)
+        q = whole("pos_q_pos", view["q_pos"], 0, POS_SLIDER_MAX_POSITION)
+        k = whole("pos_k_pos", view["k_pos"], 0, POS_SLIDER_MAX_POSITION)
+        both = flag("pos_both", play["both"])
+    except InputError as exc:
+        raise gr.Error(exc.render(lang_of(request))) from None
+    if max(q, k if both else 0) + step <= POS_SLIDER_MAX_POSITION:
+        return start
+    back = min(q, k) if both else q
+    return {**start, "q_pos": q - back, "k_pos": k - back if both else k}
+
+
 def llama31() -> dict:
     """The Llama 3.1 button: its settings, and the extrapolation view."""
     return {**LLAMA31, "view": "extrapolation"}
@@ -363,7 +381,7 @@ def build() -> dict:
         api_visibility="private", **event(draw, ui, DRAW_OUTPUTS), **quiet)
 
     # Play: the timer moves the positions; each frame redraws the rotate view.
-    ui.play.click(lambda: gr.Timer(active=True), None, ui.timer, api_visibility="private", show_progress="hidden")
+    ui.play.click(api_visibility="private", show_progress="hidden", **event(play_start, ui, ("q_pos", "k_pos", "timer")))
     ui.pause.click(lambda: gr.Timer(active=False), None, ui.timer, api_visibility="private", show_progress="hidden")
     ui.timer.tick(api_visibility="private", show_progress="hidden",
                   **event(play_frame, ui, ("q_pos", "k_pos", *HANDLERS["rotate"][2], "timer")))

@@ -227,3 +227,17 @@ def test_lowering_head_dim_below_the_pair_draws_the_last_pair():
     assert out["pair"].maximum == 1
     rotate = HANDLERS["rotate"][0](head_dim=4, pair=1)
     assert all(out[name] == value for name, value in rotate.items() if name != "device")
+
+
+@pytest.mark.parametrize("q,k,both,speed,expected", [
+    (4096, 2, False, 1, (0, 2)),           # q at the end: back to the start, k stays
+    (4096, 4093, True, 1, (3, 0)),         # tied: both go back, n - m kept
+    (4090, 4000, True, 8, (90, 0)),        # the next step of 8 would pass the end
+    (40, 2, True, 1, None),                # room left: Play just starts
+])
+def test_play_at_the_end_rewinds(q, k, both, speed, expected):
+    """Regression: Play at the last frame did nothing (the first tick stopped the timer at once)."""
+    from components.positions import play_start
+    out = play_start(q_pos=q, k_pos=k, both=both, speed=speed)
+    assert out["timer"].active is True
+    assert (out.get("q_pos"), out.get("k_pos")) == (expected or (None, None))
