@@ -128,6 +128,13 @@ def test_extrapolation_frequencies_and_summary(client):
     assert {t["name"] for t in plot_json(only_pi)["data"]} == {"position interpolation"}
 
 
+def test_extrapolation_at_factor_one_draws_one_context_line(client):
+    """Regression: at s = 1 the labels "L = 8,192" and "s·L = 8,192" were written over each other."""
+    for fig in call(client, "/rope_extrapolation", factor=1)[:2]:
+        notes = [a["text"] for a in plot_json(fig)["layout"]["annotations"] if "8,192" in a.get("text", "")]
+        assert notes and all(n == "L = 8,192 = s·L = 8,192" for n in notes), notes
+
+
 def test_conventions_permutation_and_matrices(client):
     pairing, matrices, check, _ = call(client, "/rope_conventions", diagram_dim=8, position=3)
     assert "perm = [0, 2, 4, 6, 1, 3, 5, 7]" in plot_json(pairing)["layout"]["title"]["text"]

@@ -213,6 +213,15 @@ def _vline(x: float, text: str, *, xref: str = "x", yref: str = "y", color: str 
     return shape, note
 
 
+def _context_marks(train_len: int, target: int, lang: str) -> list[tuple[int, str, str]]:
+    """The lines the extrapolation figures draw: L and s·L, or one line for both when s = 1 (two labels
+    at one place would write over each other)."""
+    L, T = f"{train_len:,}", f"{target:,}"
+    if target == train_len:
+        return [(train_len, tr(lang, "pos_fig_train", L=L) + " = " + tr(lang, "pos_fig_target", T=T), K_COLOR)]
+    return [(train_len, tr(lang, "pos_fig_train", L=L), K_COLOR), (target, tr(lang, "pos_fig_target", T=T), "#111827")]
+
+
 def frequencies_figure(wavelengths: list[float], references: dict[float, list[float]], train_len: int,
                        cos: list[list[float]], base: float, slow: int, longest: float,
                        lang: str = "en") -> PlainFigure:
@@ -279,9 +288,8 @@ def extrapolation_frequency_figure(original: list[float], thetas: dict[str, list
     layout["yaxis2"].update(type="log", title={"text": tr(lang, "pos_fig_ratio")}, tickvals=[2.0 ** -k for k in halvings],
                             ticktext=["1" if k == 0 else f"1/{2 ** k}" for k in halvings])
     shapes, notes = [], []
-    for y, key, color in ((train_len, "train", K_COLOR), (target, "target", "#111827")):
-        shape, note = _hline(y, tr(lang, f"pos_fig_{key}", L=f"{train_len:,}", T=f"{target:,}"),
-                             color=color)
+    for y, text, color in _context_marks(train_len, target, lang):
+        shape, note = _hline(y, text, color=color)
         shapes.append(shape)
         notes.append(note)
     if blend is not None:
@@ -317,11 +325,8 @@ def extrapolation_score_figure(distances: list[float], unseen: dict[str, list[fl
     shapes, notes = [], []
     for p in (0, 1):
         suffix = "" if p == 0 else "2"
-        for x, key, color in ((train_len, "train", K_COLOR), (target, "target", "#111827")):
-            if key == "target" and target == train_len:
-                continue
-            shape, note = _vline(x, tr(lang, f"pos_fig_{key}", L=f"{train_len:,}", T=f"{target:,}"),
-                                 xref=f"x{suffix}", yref=f"y{suffix}", color=color)
+        for x, text, color in _context_marks(train_len, target, lang):
+            shape, note = _vline(x, text, xref=f"x{suffix}", yref=f"y{suffix}", color=color)
             shapes.append(shape)
             notes.append(note)
     layout["shapes"] = shapes
