@@ -57,7 +57,12 @@ def test_sweep_streams_to_the_end(client):
     assert final["layout"]["xaxis"]["type"] == "log"
     assert "learning rate 2 of 2" in status and "step 10 of 10" in status and "ms" in status
     assert "At learning rate 0.01" in findings
-    assert len(curves["data"]) == 4 * (2 + 2)                       # 4 variants × (2 layers + entropy + log Z)
+    assert len(curves["data"]) == 4 * (2 + 2) + 2                   # 4 variants × (2 layers + entropy + log Z)
+    # Regression: the layers' dashes were unexplained; the legend keys them (grey, no data).
+    keys = [t for t in curves["data"] if t.get("legendgroup") == "layers"]
+    assert [(t["name"], t["line"]["dash"]) for t in keys] == [("layer 1", "solid"), ("layer 2", "dash")]
+    drawn = {t["line"]["dash"] for t in curves["data"] if t.get("xaxis", "x") == "x" and t["y"] != [None]}
+    assert drawn == {"solid", "dash"}
 
 
 def test_diverging_sweep_is_reported_and_leaves_no_worker(client):

@@ -143,7 +143,15 @@ def curves_figure(log, lang: str) -> PlainFigure:
     layout["yaxis2"] |= {"title": {"text": tr(lang, "stability_nats")}, "rangemode": "tozero"}
     for suffix in ("", "2", "3"):
         layout[f"xaxis{suffix}"] |= {"title": {"text": tr(lang, "stability_step")}}
-    return plain_figure(data, layout)
+    return plain_figure(data + _layer_keys(max((len(c.logit_max[0]) for c in runs if c.logit_max), default=0),
+                                           lang), layout)
+
+
+def _layer_keys(n_layers: int, lang: str) -> list[dict]:
+    """Legend entries, in grey, for the dash of each layer's line in the logit panel (no data)."""
+    return [{"type": "scatter", "mode": "lines", "x": [None], "y": [None], "name": tr(lang, "stability_layer", layer=i + 1),
+             "legendgroup": "layers", "line": {"color": "#6b7280", "dash": LAYER_DASH[i % len(LAYER_DASH)], "width": 1.5},
+             "hoverinfo": "skip", **axis_ref(0)} for i in range(n_layers)]
 
 
 def findings_text(log, lang: str) -> str:
