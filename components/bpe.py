@@ -174,6 +174,21 @@ def show_step(state: dict | None = None, step: int = 1, your_text: str = DEFAULT
     return _views(session, k, _check_text(your_text), _check_text(word, "bpe_word"), lang_of(request))
 
 
+def fit_step(state: dict | None = None, step: int = 1, request: gr.Request = None) -> dict:
+    """A whole number typed past the merges learned goes back to the last one, and a warning says so: the
+    box kept 999 while the card went on showing the previous merge. ``/bpe_step`` itself still refuses it."""
+    session = _session(state)
+    m = len(session["trace"].merges) if session else 0
+    try:
+        k = whole("bpe_step", step, 0)
+    except InputError:
+        return {}                                     # not a whole number: /bpe_step says what is wrong
+    if k <= m:
+        return {}
+    gr.Warning(tr(lang_of(request), "bpe_step_fitted", step=k, m=m))
+    return {"step": m}
+
+
 def _nudge(state, step, delta: int, your_text, word, lang: str) -> dict:
     """Move one merge (clamped to the trained range) and draw."""
     session = _session(state)
@@ -446,8 +461,8 @@ def build() -> dict:
         api_visibility="private", **main)
     ui.stop.click(None, None, None, cancels=[trained, uploaded])
 
-    gr.on([ui.step.input], api_name="bpe_step", trigger_mode="always_last",   # follows a drag and a typed number
-          **event(show_step, ui, VIEW), **quiet)
+    gr.on([ui.step.input], trigger_mode="always_last",                        # follows a drag and a typed number
+          **event(fit_step, ui, ("step",)), **private).then(api_name="bpe_step", **event(show_step, ui, VIEW), **quiet)
     for button, move in ((ui.prev, previous_step), (ui.next, next_step)):
         button.click(**event(move, ui, ("step", *VIEW)), **private)
     ui.play.click(**event(play, ui, ("step", "timer")), **private)

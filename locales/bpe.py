@@ -33,6 +33,7 @@ STRINGS = {
         "bpe_cl100k_tokens": "#### Your text, tokenized by GPT-4",
         "bpe_merges_table": "All merges (table)",
         "bpe_download": "Download merges + vocabulary (JSON)",
+        "bpe_step_fitted": "Step {step}: this tokenizer learned {m} merges, so the last one is shown.",
         "bpe_no_trace": "No tokenizer has been trained in this session yet: press **Train** "
                         "(API: call `/bpe_train` first, with the same client).",
         "bpe_progress": "Training… {done:,} / {total:,} merges",
@@ -190,6 +191,7 @@ STRINGS = {
         "bpe_cl100k_tokens": "#### 你的文本，由 GPT-4 分词",
         "bpe_merges_table": "全部合并（表格）",
         "bpe_download": "下载合并规则和词表（JSON）",
+        "bpe_step_fitted": "第 {step} 步：这个分词器只学到了 {m} 次合并，因此显示最后一次。",
         "bpe_no_trace": "本会话还没有训练过分词器：请按 **训练**（API：先用同一个客户端调用 `/bpe_train`）。",
         "bpe_progress": "训练中… {done:,} / {total:,} 次合并",
         "bpe_device_view": "cpu · {ms} 毫秒（第 {k:,} 步，共 {m:,} 步）",

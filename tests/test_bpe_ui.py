@@ -35,6 +35,15 @@ def test_step_retrain_and_encode(page, server_url, shot):
     page.locator("#bpe_step input[type=number]").fill("57")
     page.locator("#bpe_step input[type=number]").press("Enter")
     expect(card).to_contain_text("Merge 57 of 400", timeout=15_000)
+    # Regression: a step typed past the merges learned stayed in the box while the card kept merge 57.
+    page.locator("#bpe_step input[type=number]").fill("999")
+    page.locator("#bpe_step input[type=number]").press("Enter")
+    expect(card).to_contain_text("Merge 400 of 400", timeout=15_000)
+    expect(page.locator("#bpe_step input[type=number]")).to_have_value("400")
+    expect(page.get_by_text("this tokenizer learned 400 merges").first).to_be_visible()
+    page.locator("#bpe_step input[type=number]").fill("57")
+    page.locator("#bpe_step input[type=number]").press("Enter")
+    expect(card).to_contain_text("Merge 57 of 400", timeout=15_000)
     page.locator("#bpe_prev").click()
     expect(card).to_contain_text("Merge 56 of 400", timeout=15_000)
 
