@@ -76,6 +76,12 @@ def set_preset(preset: str = "decoder") -> dict:
     return PRESETS.get(preset, {})
 
 
+def causal_box(use_prefix: bool = False) -> gr.Checkbox:
+    """The causal box does nothing under prefix-LM (its mask is causal after the prefix): greyed, saying so."""
+    on = flag("masks_use_prefix", use_prefix)
+    return gr.Checkbox(interactive=not on, info=t("masks_causal_in_prefix") if on else None)
+
+
 def build() -> dict:
     """Lay out the tab inside the current ``gr.Tab``, wire its events, return the first-draw event."""
     ui = SimpleNamespace()
@@ -123,6 +129,7 @@ def build() -> dict:
           **fit).then(api_visibility="private", **main)
     fill = event(set_preset, ui, RULES, api_visibility="private", show_progress="hidden")
     ui.preset.input(**fill).then(api_visibility="private", **main)
+    ui.use_prefix.change(causal_box, ui.use_prefix, ui.causal, api_visibility="private", show_progress="hidden")
     for rule in RULES:
         getattr(ui, rule).input(lambda: "custom", None, ui.preset, api_visibility="private",
                                 show_progress="hidden").then(api_visibility="private", **main)

@@ -44,6 +44,14 @@ def test_preset_changes_the_mask(page, server_url, shot):
     assert errors() == []                                             # nor shown and closed since Custom
     shot(page, "masks-en")
 
+    # Regression: under prefix-LM the causal box changed nothing, and nothing said so.
+    page.locator("#masks_preset label").filter(has_text="Prefix-LM").click()
+    expect(page.locator("#masks_causal input")).to_be_disabled()
+    expect(page.locator("#masks_causal")).to_contain_text("already causal after the prefix")
+    page.locator("#masks_use_prefix input").uncheck()
+    expect(page.locator("#masks_causal input")).to_be_enabled()
+    expect(page.locator("#masks_causal")).not_to_contain_text("already causal")
+
 
 def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
     context = browser.new_context(locale="zh-CN")
