@@ -82,6 +82,9 @@ CSS = """
 #tensors_table th, #tensors_table td:nth-child(-n+6) { white-space: nowrap; }
 /* ...but a refused step's message wraps, rather than push every column past the box. */
 #tensors_table td:has(> .refused) { white-space: normal; min-width: 10em; }
+/* A slider in a narrow column (two in a row on a phone): its number box moves under the label rather
+   than squeeze the label to a letter per line. */
+.head:has(> .tab-like-container) > label { flex: 1 1 7em; min-width: min(7em, 100%); }
 /* Phones and tablets (a figure's column is then under ~600 px): a multi-panel figure keeps a readable
    width and scrolls sideways inside its own box; at 800 px its ticks and subplot titles overlapped. */
 @media (max-width: 1000px) {

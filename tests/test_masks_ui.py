@@ -112,3 +112,16 @@ def test_show_sliders_end_at_the_sequences_and_heads(page, server_url):
     page.wait_for_function(f"() => document.querySelector('{PANELS}')._fullLayout.xaxis.ticktext[0] === 'c'")
     expect(page.locator(".toast-body")).to_have_count(0)
     assert errors() == []
+
+
+def test_paired_sliders_keep_their_labels_on_a_phone(browser, server_url):
+    """Regression: on a 390 px phone two sliders in a row squeezed each label to a letter per line
+    ("Sho / w / seq / uen / ce"); the number box now moves under the label instead."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.goto(f"{server_url}?tab=masks")
+    expect(page.locator(PANELS)).to_be_visible(timeout=30_000)
+    for slider in ("#masks_seq", "#masks_head", "#masks_heads", "#masks_window"):
+        label = page.locator(f"{slider} .head > label").bounding_box()
+        assert label["width"] >= 100 and label["height"] < 60, (slider, label)
+    context.close()
