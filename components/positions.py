@@ -236,13 +236,10 @@ def play_start(view: dict, play: dict, request: gr.Request = None) -> dict:
     """Play: the timer starts; at the end of the sliders q (and k, if tied, keeping n - m) first goes back
     to the start, as a video player rewinds, instead of a button that does nothing."""
     start = {"timer": gr.Timer(active=True)}
-    try:
-        step = whole("pos_speed", play["speed"], 1, POS_SLIDER_MAX_POSITION)
-        q = whole("pos_q_pos", view["q_pos"], 0, POS_SLIDER_MAX_POSITION)
-        k = whole("pos_k_pos", view["k_pos"], 0, POS_SLIDER_MAX_POSITION)
-        both = flag("pos_both", play["both"])
-    except InputError as exc:
-        raise gr.Error(exc.render(lang_of(request))) from None
+    step = whole("pos_speed", play["speed"], 1, POS_SLIDER_MAX_POSITION)
+    q = whole("pos_q_pos", view["q_pos"], 0, POS_SLIDER_MAX_POSITION)
+    k = whole("pos_k_pos", view["k_pos"], 0, POS_SLIDER_MAX_POSITION)
+    both = flag("pos_both", play["both"])
     if max(q, k if both else 0) + step <= POS_SLIDER_MAX_POSITION:
         return start
     back = min(q, k) if both else q

@@ -268,6 +268,11 @@ def gradients_summary(trend, n_layers: int, lang: str = "en") -> str:
     return "\n".join(lines)
 
 
+# A run's finding (models.norm_training.Finding.status) -> its text in the table.
+STATUS_KEYS = {"running": "norm_fig_running", "stalled": "norm_fig_stalled", "short": "norm_fig_short",
+               "trained": "norm_fig_ok"}
+
+
 def training_summary(runs: list[dict], findings: list, lang: str = "en", *, plateau: float,
                      blow_up: float) -> str:
     """A Markdown table of the runs: final and lowest loss, largest gradient norm, and the finding.
@@ -283,9 +288,7 @@ def training_summary(runs: list[dict], findings: list, lang: str = "en", *, plat
         if found.status == "diverged":
             status = tr(lang, "norm_fig_diverged_row", what=_what(found.what, lang, blow_up), step=found.step)
         else:
-            status = tr(lang, {"running": "norm_fig_running", "stalled": "norm_fig_stalled", "short": "norm_fig_short",
-                         "trained": "norm_fig_ok"}
-                        [found.status], plateau=plateau)
+            status = tr(lang, STATUS_KEYS[found.status], plateau=plateau)
         cells = [_run_name(run, lang), *("—" if x is None else f"{x:.3f}" for x in (found.final, found.best)),
                  "—" if found.max_grad is None else f"{found.max_grad:.3g}", status]
         rows.append("| " + " | ".join(cells) + " |")
