@@ -57,7 +57,7 @@ def build_demo() -> gr.Blocks:
                 with gr.Tab(t(label), id=tab_id, elem_id=f"tab_{tab_id}") as tab:
                     draws[tab_id] = module.build()    # the event that draws the tab, or None
                     tab_controls[tab_id] = share.controls_of(tab)
-                    share.share_row(tab_id, tab_controls[tab_id])
+                    share.share_row(tab_id, tab_controls[tab_id], getattr(module, "LINK_LEAVES_OUT", {}))
                 tab_blocks[tab_id] = tab
         moved = {old: where for _, _, module in TABS for old, where in getattr(module, "MOVED_LINKS", {}).items()}
         share.wire(blocks, tabs, tab_blocks, tab_controls, draws, moved)

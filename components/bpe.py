@@ -319,6 +319,9 @@ def _trained(text: str, config, lang: str) -> Iterator[int | dict]:
            "download": _download_file(trace)}
 
 
+# What a share link leaves out (app.py passes this on): a preset corpus's text, which the preset loads.
+LINK_LEAVES_OUT = {"bpe_text": lambda values: values.get("bpe_corpus") != "custom"}
+
 # The training's controls and the view's, shared by /bpe_train and the first draw.
 TRAINING = dict(corpus=dict(corpus="en", text="", merges=400, split="gpt2", tie="first"),
                 view=dict(your_text=DEFAULT_TEXT, word=DEFAULT_WORD, step=1))

@@ -83,14 +83,27 @@ def _too_long(value) -> bool:
     return isinstance(value, str) and len(value) > MAX_TEXT_IN_URL
 
 
-def encode(tab_id: str, controls: dict, values: list) -> str:
-    """The query string of a tab's settings.
+def implied(leaves_out: dict, controls: dict, values: list) -> set[str]:
+    """The controls a link need not carry: ``leaves_out`` maps an ``elem_id`` to a test of all the
+    values by ``elem_id`` (a preset's text, say, which the preset loads when the link opens).
+
+    >>> implied({"text": lambda v: v["corpus"] != "custom"}, {"corpus": None, "text": None}, ["en", "x"])
+    {'text'}
+    """
+    by_id = dict(zip(controls, values))
+    return {elem_id for elem_id, test in leaves_out.items() if elem_id in by_id and test(by_id)}
+
+
+def encode(tab_id: str, controls: dict, values: list, leave_out: Iterable[str] = ()) -> str:
+    """The query string of a tab's settings (but the controls in ``leave_out``).
 
     >>> encode("masks", {"masks_causal": gr.Checkbox(), "masks_window": gr.Slider()}, [False, 4.0])
     'tab=masks&masks_causal=false&masks_window=4'
     """
     params = {"tab": tab_id}
     for (elem_id, comp), value in zip(controls.items(), values):
+        if elem_id in leave_out:
+            continue
         if isinstance(value, bool):
             params[elem_id] = "true" if value else "false"
         elif isinstance(value, float) and value.is_integer():
@@ -349,8 +362,8 @@ def _call_draw(draw: dict, values: list, request: gr.Request) -> dict:
     return by_component(draw, fn(*args, **kwargs))
 
 
-def share_row(tab_id: str, controls: dict) -> None:
-    """The "Share link" and "Download data" row at the bottom of a tab."""
+def share_row(tab_id: str, controls: dict, leaves_out: dict | None = None) -> None:
+    """The "Share link" and "Download data" row at the bottom of a tab (``leaves_out``: see :func:`implied`)."""
     with gr.Row():
         share = gr.Button(t("share_button"), size="sm", elem_id=f"share_{tab_id}", scale=0)
         download = gr.Button(t("share_download"), size="sm", elem_id=f"download_{tab_id}", scale=0)
@@ -359,12 +372,12 @@ def share_row(tab_id: str, controls: dict) -> None:
 
     def make_query(*values, request: gr.Request = None):
         # A text too long for a URL is left out (encode): say so now, not when the link opens without it.
-        lang = lang_of(request)
-        for (_, comp), value in zip(controls.items(), values):
-            if _too_long(value):
+        lang, skip = lang_of(request), implied(leaves_out or {}, controls, list(values))
+        for (elem_id, comp), value in zip(controls.items(), values):
+            if elem_id not in skip and _too_long(value):
                 gr.Warning(tr(lang, "share_text_left_out", label=_label(comp, lang), length=len(value),
                               n=MAX_TEXT_IN_URL))
-        return gr.Textbox(value=f"?{encode(tab_id, controls, list(values))}", visible=True)
+        return gr.Textbox(value=f"?{encode(tab_id, controls, list(values), skip)}", visible=True)
 
     # The server encodes the settings; the browser, which knows the page's address and the sub-tab shown,
     # completes the link.

@@ -50,7 +50,8 @@ def test_overflow_and_a_short_sweep(page, server_url, shot):
     status = page.locator("#stability_status").locator("input, textarea")
     expect(status).to_have_value(re.compile(r"learning rate 2 of 2 .* step 20 of 20 · "), timeout=120_000)
     assert page.locator(FINAL).evaluate("g => g._fullData.filter(t => t.mode === 'lines+markers').length") == 4
-    assert page.locator(CURVES).evaluate("g => g._fullData.length") == 16
+    # 4 variants × (2 layers + entropy + log Z), and a legend key for each layer's dash
+    assert page.locator(CURVES).evaluate("g => g._fullData.length") == 16 + 2
     expect(page.locator("#stability_findings")).to_contain_text("At learning rate 0.1")
     expect(page.locator("#stability_stop")).to_be_visible()
     expect(page.locator(".toast-body")).to_have_count(0)
