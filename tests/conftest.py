@@ -152,6 +152,15 @@ def patient_expect():
     expect.set_options(timeout=15_000)
 
 
+@pytest.fixture(autouse=True)
+def patient_actions(request):
+    """A click or fill waits up to 60 s, not Playwright's 30, for the page to take it: on a busy 2-core
+    machine (a slower one lent to CI, a training run in the other worker) a page still parsing its
+    scripts kept a tab's click waiting past 30 s once."""
+    if "page" in request.fixturenames:
+        request.getfixturevalue("page").set_default_timeout(60_000)
+
+
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     """Debian's Chromium, never a downloaded browser. In CI a missing browser is a failure."""
