@@ -7,12 +7,13 @@ The module tree pays for its generality on every step: a Python call per module,
 sublayer, a split and a transpose per tensor, a dtype check per norm, PyTorch's composite RMSNorm
 (ten ops on a CPU), the flash-attention kernel's set-up for a single query. :class:`DecodeStep` runs
 the *same* model (its norms and embeddings read by reference, its matrices copied once per generation
-into the ``(in, out)`` layout a one-row product streams fastest) for the plain Llama-shaped configuration, about 30 calls per layer (the bench model: 370 ATen ops per token
-against the forward's 790; the weights' matmuls are then most of a step):
+into the ``(in, out)`` layout a one-row product streams fastest) for the plain Llama-shaped
+configuration, about 30 calls per layer (the bench model: 370 ATen ops per token against the
+forward's 790; the weights' matmuls are then most of a step):
 
     x ← embed[token]
     per layer:  h = RMSNorm(x) (x·x by addmm);  [q | k | v] = h W_qkvᵀ (mm)
-                q, k ← RoPE (one mul, one roll, one addcmul; q's table rows carry the scale 1/√d_head)
+                q, k ← RoPE (a mul, a fixed permutation for the roll, an addcmul; q's rows carry 1/√d_head)
                 cache[pos] ← k, v (two copy_ into views taken once per step for all layers)
                 y = softmax(q Kᵀ) V (two bmm; GQA by grouping q's heads, no repeat)
                 x ← x + y W_outᵀ (one addmm);  x ← x + FFN(RMSNorm(x)) (its last matmul an addmm)
