@@ -319,6 +319,14 @@ def _trained(text: str, config, lang: str) -> Iterator[int | dict]:
            "download": _download_file(trace)}
 
 
+def _text_update(source: str, shown: str, text: str) -> dict:
+    """The training text for the box: a preset's, unless the box already shows it (a retrain by the merges
+    slider would send 100 KB back to the page at every run, and overwrite what was typed meanwhile)."""
+    if source == "custom" or shown.replace("\r\n", "\n") == text:
+        return {}
+    return {"text": text}
+
+
 # What a share link leaves out (app.py passes this on): a preset corpus's text, which the preset loads.
 LINK_LEAVES_OUT = {"bpe_text": lambda values: values.get("bpe_corpus") != "custom"}
 
@@ -357,7 +365,7 @@ def _training(corpus: dict, view: dict, lang: str, *, background: bool = True) -
     views = _views(session, k, your_text, word, lang)
     device = tr(lang, "bpe_device_trained", training=str(trace.timing), cl_ms=f"{cl_ms:,.0f}", view=views["device"])
     yield {"state": session, "status": status, "step": gr.Slider(maximum=max(m, 1), value=k), "table": table,
-           "download": download, **views, "device": device} | ({} if source == "custom" else {"text": text})
+           "download": download, **views, "device": device} | _text_update(source, corpus["text"], text)
 
 
 @grouped(**TRAINING)

@@ -279,3 +279,12 @@ def test_upload_reads_utf8_and_explains_other_encodings(tmp_path):
     with pytest.raises(ValueError, match="the file has 1,000,001 bytes: at most 1,000,000"):
         tab.read_upload(str(big))
     assert tab.read_upload(None) == {}
+
+
+def test_a_retrain_does_not_send_the_preset_text_the_box_shows(client):
+    """The box already showing the preset's text: a retrain (the merges slider, say) no longer sends 100 KB
+    back at every run, nor writes over the box; a box showing something else gets the preset's text."""
+    shown = train(client, corpus="en", text=load_corpus("en").replace("\n", "\r\n"), merges=20, split="gpt2")
+    assert "Trained **20 merges**" in shown["status"] and shown["text"] == {"__type__": "update"}   # no value
+    other = train(client, corpus="en", text=load_corpus("zh"), merges=20, split="gpt2")
+    assert other["text"] == load_corpus("en")
