@@ -178,15 +178,14 @@ def fit_step(state: dict | None = None, step: int = 1, request: gr.Request = Non
     """A whole number typed past the merges learned goes back to the last one, and a warning says so: the
     box kept 999 while the card went on showing the previous merge. ``/bpe_step`` itself still refuses it."""
     session = _session(state)
-    m = len(session["trace"].merges) if session else 0
     try:
-        k = whole("bpe_step", step, 0)
+        k = _moved(session, step, 0)
     except InputError:
         return {}                                     # not a whole number: /bpe_step says what is wrong
-    if k <= m:
+    if k == step:
         return {}
-    gr.Warning(tr(lang_of(request), "bpe_step_fitted", step=k, m=m))
-    return {"step": m}
+    gr.Warning(tr(lang_of(request), "bpe_step_fitted", step=int(step), m=k))
+    return {"step": k}
 
 
 def _nudge(state, step, delta: int, your_text, word, lang: str) -> dict:

@@ -211,6 +211,14 @@ def redraw(controls: dict, request: gr.Request = None) -> dict:
     return _view_of(controls, request)
 
 
+def _play_positions(view: dict, play: dict) -> tuple[int, int, int, int]:
+    """q's and k's positions now and after one frame of Play (k moves too when tied), each checked."""
+    step = whole("pos_speed", play["speed"], 1, POS_SLIDER_MAX_POSITION)
+    q = whole("pos_q_pos", view["q_pos"], 0, POS_SLIDER_MAX_POSITION)
+    k = whole("pos_k_pos", view["k_pos"], 0, POS_SLIDER_MAX_POSITION)
+    return q, k, q + step, k + (step if flag("pos_both", play["both"]) else 0)
+
+
 @grouped(view=dict(head_dim=128, base=10000.0, seed=0, style="half", pair=3, q_pos=5, k_pos=2),
          play=dict(both=False, speed=1))
 def play_frame(view: dict, play: dict, request: gr.Request = None) -> dict:
@@ -218,10 +226,7 @@ def play_frame(view: dict, play: dict, request: gr.Request = None) -> dict:
     the end of the sliders or on an error (shown once as a warning, not every frame)."""
     stop = {"timer": gr.Timer(active=False)}
     try:
-        step = whole("pos_speed", play["speed"], 1, POS_SLIDER_MAX_POSITION)
-        q_next = whole("pos_q_pos", view["q_pos"], 0, POS_SLIDER_MAX_POSITION) + step
-        k_next = (whole("pos_k_pos", view["k_pos"], 0, POS_SLIDER_MAX_POSITION)
-                  + (step if flag("pos_both", play["both"]) else 0))
+        _, _, q_next, k_next = _play_positions(view, play)
         if max(q_next, k_next) > POS_SLIDER_MAX_POSITION:
             return stop
         return {"q_pos": q_next, "k_pos": k_next,
@@ -236,14 +241,12 @@ def play_start(view: dict, play: dict, request: gr.Request = None) -> dict:
     """Play: the timer starts; at the end of the sliders q (and k, if tied, keeping n - m) first goes back
     to the start, as a video player rewinds, instead of a button that does nothing."""
     start = {"timer": gr.Timer(active=True)}
-    step = whole("pos_speed", play["speed"], 1, POS_SLIDER_MAX_POSITION)
-    q = whole("pos_q_pos", view["q_pos"], 0, POS_SLIDER_MAX_POSITION)
-    k = whole("pos_k_pos", view["k_pos"], 0, POS_SLIDER_MAX_POSITION)
-    both = flag("pos_both", play["both"])
-    if max(q, k if both else 0) + step <= POS_SLIDER_MAX_POSITION:
+    q, k, q_next, k_next = _play_positions(view, play)
+    if max(q_next, k_next) <= POS_SLIDER_MAX_POSITION:
         return start
-    back = min(q, k) if both else q
-    return {**start, "q_pos": q - back, "k_pos": k - back if both else k}
+    tied = k_next != k
+    back = min(q, k) if tied else q
+    return {**start, "q_pos": q - back, "k_pos": k - back if tied else k}
 
 
 def llama31() -> dict:
