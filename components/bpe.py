@@ -318,10 +318,19 @@ def _trained(text: str, config, lang: str) -> Iterator[int | dict]:
            "download": _download_file(trace)}
 
 
+def _shows(box: str, text: str) -> bool:
+    r"""Whether the training-text box holds ``text`` (a browser's textarea may send its line ends as CRLF).
+
+    >>> _shows("a\r\nb", "a\nb")
+    True
+    """
+    return box.replace("\r\n", "\n") == text
+
+
 def _text_update(source: str, shown: str, text: str) -> dict:
     """The training text for the box: a preset's, unless the box already shows it (a retrain by the merges
     slider would send 100 KB back to the page at every run, and overwrite what was typed meanwhile)."""
-    if source == "custom" or shown.replace("\r\n", "\n") == text:
+    if source == "custom" or _shows(shown, text):
         return {}
     return {"text": text}
 
@@ -386,7 +395,7 @@ def set_custom(corpus: str = "en", text: str = "") -> dict:
     """Editing the training text (typing, pasting, deleting) makes it the corpus; the box filled with the
     chosen preset's text (by a training run, or the first draw) leaves the choice as it is."""
     from models.bpe_trace import load_corpus
-    if corpus == "custom" or corpus not in CORPUS_CHOICES or text.replace("\r\n", "\n") == load_corpus(corpus):
+    if corpus == "custom" or corpus not in CORPUS_CHOICES or _shows(text, load_corpus(corpus)):
         return {}
     return {"corpus": "custom"}
 
