@@ -238,13 +238,15 @@ def sample_next(logits: torch.Tensor, temperature: float = 1.0, top_k: int | Non
 @torch.inference_mode()                  # no autograd bookkeeping: ~10 % of a small model's decode step on a CPU
 def generate_steps(model: Transformer, prompt_ids: list[int], max_new_tokens: int, *, use_cache: bool = True,
                    temperature: float = 0.0, top_k: int | None = None, top_p: float | None = None,
-                   seed: int = 0) -> Iterator[tuple[Step, KVCache | None]]:
+                   seed: int = 0, cuda_graph: bool = True) -> Iterator[tuple[Step, KVCache | None]]:
     """Generate token by token, yielding each :class:`Step` and the live cache (``None`` uncached).
 
     With the cache: step 0 is the prefill (the prompt at once, filling the cache), every later
     step feeds only the newest token. Without: every step runs the whole sequence again.
     The cache is preallocated for exactly ``len(prompt) + max_new_tokens − 1`` positions (the last
-    token is returned, never fed back). Each token is drawn by :func:`sample_next`.
+    token is returned, never fed back). Each token is drawn by :func:`sample_next`. On CUDA the cached
+    decode step is recorded once as a CUDA graph and replayed (:class:`DecodeStep`); ``cuda_graph=False``
+    launches its kernels one by one, for comparison.
     """
     cfg = model.config
     check_generation(cfg, len(prompt_ids), max_new_tokens, temperature, top_k, top_p)
@@ -254,7 +256,8 @@ def generate_steps(model: Transformer, prompt_ids: list[int], max_new_tokens: in
     draw = generator(seed, device) if temperature > 0 else None
     seq = torch.tensor([prompt_ids], device=device)                         # (1, P)
     cache = model.new_cache(capacity=len(prompt_ids) + max_new_tokens - 1) if use_cache else None
-    fast = DecodeStep(model, cache) if use_cache and supports(model, cache, seq[:, :1]) else None
+    fast = (DecodeStep(model, cache, static=None if cuda_graph else False)
+            if use_cache and supports(model, cache, seq[:, :1]) else None)
     feed = seq
     for step in range(max_new_tokens):
         with timed(device) as watch:
@@ -274,7 +277,7 @@ def generate_steps(model: Transformer, prompt_ids: list[int], max_new_tokens: in
 
 def generate(model: Transformer, prompt_ids: list[int], max_new_tokens: int, *, use_cache: bool = True,
              temperature: float = 0.0, top_k: int | None = None, top_p: float | None = None,
-             seed: int = 0) -> GenerationTrace:
+             seed: int = 0, cuda_graph: bool = True) -> GenerationTrace:
     """All of :func:`generate_steps` at once.
 
     >>> _ = torch.manual_seed(0); model = TinyGPT(GPTConfig(11, 2, 16, 4, 1, 16))
@@ -288,7 +291,8 @@ def generate(model: Transformer, prompt_ids: list[int], max_new_tokens: int, *, 
     device = model.head.weight.device
     with timed(device) as watch:
         for step, _ in generate_steps(model, prompt_ids, max_new_tokens, use_cache=use_cache,
-                                      temperature=temperature, top_k=top_k, top_p=top_p, seed=seed):
+                                      temperature=temperature, top_k=top_k, top_p=top_p, seed=seed,
+                                      cuda_graph=cuda_graph):
             trace.new_tokens.append(step.token)
             trace.cache_bytes.append(step.cache_bytes)
             trace.cache_bytes_per_layer.append(step.cache_bytes_per_layer)

@@ -388,10 +388,12 @@ FAST = {  # name -> a TransformerConfig that DecodeStep takes (float64: equal to
 }
 
 
+@pytest.mark.parametrize("static", [False, True], ids=["narrowed", "static"])
 @pytest.mark.parametrize("name", list(FAST))
-def test_fast_decode_step_gives_the_full_forward_logits_and_cache(name):
+def test_fast_decode_step_gives_the_full_forward_logits_and_cache(name, static):
     """Prefill 4 by the forward, then 8 fast steps: each step's logits equal the uncached full forward's
-    at that position, and the cache equals the one the forward fills, to 1e-10 in float64."""
+    at that position, and the cache equals the one the forward fills, to 1e-10 in float64. The static
+    step (what a CUDA graph records: attention over the whole cache, later slots masked) too."""
     from models.transformer import Transformer, TransformerConfig
     from models.transformer.decode import DecodeStep, supports
     cfg = TransformerConfig(vocab_size=37, n_layers=2, d_model=32, n_heads=4, max_seq_len=16, **FAST[name])
@@ -404,7 +406,7 @@ def test_fast_decode_step_gives_the_full_forward_logits_and_cache(name):
         full, _ = model(ids)                                                   # (1, 12, vocab), no cache
         fast_cache, slow_cache = model.new_cache(capacity=12), model.new_cache(capacity=12)
         model(ids[:, :4], fast_cache), model(ids[:, :4], slow_cache)
-        step = DecodeStep(model, fast_cache)
+        step = DecodeStep(model, fast_cache, static=static)
         for t in range(4, 12):
             assert supports(model, fast_cache, ids[:, t:t + 1])
             logits = step(ids[:, t:t + 1])                                     # (1, 1, vocab)
@@ -442,6 +444,27 @@ def test_generate_takes_the_fast_path_and_keeps_the_tokens(name, monkeypatch):
     cached = generate(model, [1, 5, 7, 2], 30)
     assert len(calls) == 29                                                    # every step after the prefill
     assert cached.new_tokens == generate(model, [1, 5, 7, 2], 30, use_cache=False).new_tokens
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a GPU")
+@pytest.mark.parametrize("name", ["MHA", "GQA"])
+def test_cuda_decode_replays_a_graph_and_keeps_the_tokens(name):
+    """On CUDA the decode step is recorded once and replayed: the tokens are those of the uncached
+    decode, and the logits of every step those of the plain forward."""
+    from models.transformer.decode import DecodeStep
+    model = random_model(name, seed=1).cuda()
+    prompt = [1, 5, 7, 2]
+    cached = generate(model, prompt, 30)
+    assert cached.new_tokens == generate(model, prompt, 30, use_cache=False).new_tokens
+    ids = torch.tensor([prompt + cached.new_tokens[:-1]], device="cuda")             # (1, 33)
+    with torch.no_grad():
+        full, _ = model(ids)
+        cache = model.new_cache(capacity=ids.shape[1])
+        step = DecodeStep(model, cache)
+        assert step.graph is not None
+        model(ids[:, :4], cache)
+        for t in range(4, ids.shape[1]):
+            torch.testing.assert_close(step(ids[:, t:t + 1]), full[:, t:t + 1], atol=1e-4, rtol=1e-4)
 
 
 def test_a_model_that_generated_can_still_train():

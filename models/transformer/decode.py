@@ -19,6 +19,14 @@ forward's 790; the weights' matmuls are then most of a step):
                 x ← x + y W_outᵀ (one addmm);  x ← x + FFN(RMSNorm(x)) (its last matmul an addmm)
     logits = head(RMSNorm(x))
 
+On a GPU the same step is launch-bound instead: ~370 kernels of a few microseconds, each waiting for
+the CPU to launch it (~1.3 ms a token on an H100, no faster than two CPU cores). There the step is
+*static* (``static=True``, the default on CUDA): the position is read from a tensor and attention spans
+the whole cache, the slots past the token masked, so every step runs the same kernels on the same
+buffers; it is recorded once per generation as a CUDA graph and each step replays it (one launch).
+Recording takes milliseconds, not a compilation, so a learner's first Generate does not wait; where the
+capture fails the static step runs its kernels one by one.
+
 The numbers are the forward pass's to float rounding (tests: the logits of every step against the
 plain uncached forward, and the tokens). :func:`supports` says which configurations take this path;
 everything else (a probe, MLA, ALiBi, post-norm, qk-norm, a sliding window, MoE, biases, half
@@ -57,7 +65,8 @@ class DecodeStep:
     what ``model(ids, cache)`` returns, for a model and cache that :func:`supports` accepts.
 
     Built once per generation (the matrices copied then, see :func:`_in_out`: a model changed between
-    two generations is read afresh by the next one).
+    two generations is read afresh by the next one). ``static``: the position-independent step that a
+    CUDA graph records (default: on CUDA, where it is recorded; on a CPU it runs eagerly, for tests).
 
     >>> from models.transformer import Transformer, TransformerConfig
     >>> model = Transformer.seeded(TransformerConfig(11, 2, 16, 4, 8, n_kv_heads=2))
@@ -70,7 +79,7 @@ class DecodeStep:
     (True, 4)
     """
 
-    def __init__(self, model: "Transformer", cache: "KVCache"):
+    def __init__(self, model: "Transformer", cache: "KVCache", *, static: bool | None = None):
         cfg = self.config = model.config
         self.cache = cache
         self.embed, self.head_t = model.embed.weight, _in_out(model.head.weight)
@@ -94,6 +103,15 @@ class DecodeStep:
             # permutation (2 µs for (8, 64) where roll takes 8: it is a narrow and a cat)
             self.rope = cos.to(dtype), torch.cat([-sin[:, :half], sin[:, half:]], -1).to(dtype)
             self.rolled = (torch.arange(self.hd, device=self.embed.device) - half) % self.hd    # (hd,)
+        self.static = self.embed.is_cuda if static is None else static
+        self.graph = None
+        if self.static:
+            device = self.embed.device
+            self.token = torch.zeros(1, 1, dtype=torch.long, device=device)    # the step's inputs, in place
+            self.pos = torch.zeros(1, dtype=torch.long, device=device)
+            self.slots = torch.arange(cache.capacity, device=device)           # (capacity,)
+            if self.embed.is_cuda and cache.length < cache.capacity:        # a full cache takes no step
+                self.graph, self.logits = _captured(self)
 
     def norm(self, x: torch.Tensor, norm: tuple) -> torch.Tensor:
         """RMSNorm (or LayerNorm) of ``x (1, d)``: ``x · rsqrt(x·x / d + eps) · w``, the mean square in one
@@ -109,15 +127,56 @@ class DecodeStep:
         pos = cache.length                                                     # this token's position
         if pos + 1 > cache.capacity:
             raise InputError("kv_err_cache_full", capacity=cache.capacity, filled=pos, more=1)
-        H, n_kv, hd = self.H, self.n_kv, self.hd
-        group, width = H // n_kv, H * self.vd
-        # every layer's views for this step, in four ops: where the new k and v go, what attention reads
+        if self.static:
+            self.token.copy_(ids)
+            self.pos.fill_(pos)
+            if self.graph is not None:
+                self.graph.replay()                                            # the whole step: one launch
+                logits = self.logits.clone()                                   # the next replay overwrites it
+            else:
+                logits = self._static_step()
+        else:
+            logits = self._step(ids, pos)
+        cache.advance(1)
+        return logits
+
+    def _step(self, ids: torch.Tensor, pos: int) -> torch.Tensor:
+        """The step at ``pos``: attention reads the cache's first ``pos + 1`` positions."""
         new_k, new_v = self.keys.select(2, pos).unbind(0), self.values.select(2, pos).unbind(0)    # (n_kv, ·)
         past_kt = self.keys.narrow(2, 0, pos + 1).transpose(2, 3).unbind(0)                     # (n_kv, hd, S)
         past_v = self.values.narrow(2, 0, pos + 1).unbind(0)                                    # (n_kv, S, vd)
-        if self.rope is not None:                                              # (H + n_kv, hd), q's scaled
-            cos, sin = self.rope[0][pos] * self.scale, self.rope[1][pos] * self.scale
-        x = F.embedding(ids[0], self.embed)                                    # (1, d)
+        rope = None if self.rope is None else (self.rope[0][pos] * self.scale, self.rope[1][pos] * self.scale)
+
+        def store(i: int, k: torch.Tensor, v: torch.Tensor) -> None:
+            new_k[i].copy_(k)                                                  # into the cache, in place
+            new_v[i].copy_(v)
+
+        return self._layers(F.embedding(ids[0], self.embed), rope, store, past_kt, past_v, None)
+
+    def _static_step(self) -> torch.Tensor:
+        """The step at ``self.pos`` (a tensor) for ``self.token``: the same kernels on the same buffers
+        whatever the position (attention spans the whole cache, the slots past the token masked), so
+        that CUDA can record it once and replay it."""
+        pos = self.pos
+        rope = None if self.rope is None else (self.rope[0].index_select(0, pos) * self.scale,
+                                               self.rope[1].index_select(0, pos) * self.scale)
+        keys, values = self.keys.unbind(0), self.values.unbind(0)             # (n_kv, capacity, ·) each
+
+        def store(i: int, k: torch.Tensor, v: torch.Tensor) -> None:
+            keys[i].index_copy_(1, pos, k[:, None])
+            values[i].index_copy_(1, pos, v[:, None])
+
+        later = self.slots > pos                                               # (capacity,): not yet written
+        return self._layers(F.embedding(self.token[0], self.embed), rope, store,
+                            self.keys.transpose(2, 3).unbind(0), values, later)
+
+    def _layers(self, x, rope, store, past_kt, past_v, later) -> torch.Tensor:
+        """Every layer and the head for the new token ``x (1, d)``: ``rope`` the (cos, sin) rows of its
+        position (q's scaled), ``store(i, k, v)`` writes layer i's new key and value into the cache,
+        ``past_kt[i] (n_kv, hd, S)`` and ``past_v[i] (n_kv, S, vd)`` are what layer i attends to, and
+        ``later (S,)``, if given, masks the slots past the token."""
+        H, n_kv, hd = self.H, self.n_kv, self.hd
+        group, width = H // n_kv, H * self.vd
         for i, (attn_norm, w_qkv_t, w_out_t, ffn_norm, w_in_t, w_out2_t) in enumerate(self.layers):
             qkv = torch.mm(self.norm(x, attn_norm), w_qkv_t)                  # (1, (H + n_kv)·hd + n_kv·vd)
             if self.vd == hd:                                                  # rows of one head: one view
@@ -125,14 +184,15 @@ class DecodeStep:
             else:
                 qk, v = qkv[0].split_with_sizes(((H + n_kv) * hd, n_kv * self.vd))
                 qk, v = qk.view(H + n_kv, hd), v.view(n_kv, self.vd)
-            if self.rope is not None:                                          # RoPE on q and k at once
-                qk = torch.addcmul(qk * cos, qk.index_select(1, self.rolled), sin)   # (H + n_kv, hd)
+            if rope is not None:                                               # RoPE on q and k at once
+                qk = torch.addcmul(qk * rope[0], qk.index_select(1, self.rolled), rope[1])   # (H + n_kv, hd)
             else:
                 qk = qk * self.scale
             q, k = qk.split_with_sizes((H, n_kv))                              # (H, hd), (n_kv, hd)
-            new_k[i].copy_(k)                                                  # into the cache, in place
-            new_v[i].copy_(v)
+            store(i, k, v)
             scores = torch.bmm(q.view(n_kv, group, hd), past_kt[i])            # (n_kv, group, S): GQA groups
+            if later is not None:
+                scores = scores.masked_fill_(later, float("-inf"))
             y = torch.bmm(scores.softmax(-1), past_v[i])                       # (n_kv, group, vd)
             x = torch.addmm(x, y.view(1, width), w_out_t)                      # (1, d): residual + out proj
             u = torch.mm(self.norm(x, ffn_norm), w_in_t)                       # (1, h) or (1, 2h)
@@ -142,8 +202,33 @@ class DecodeStep:
             else:
                 u = PLAIN[self.ffn_kind](u)
             x = torch.addmm(x, u, w_out2_t)                                    # (1, d): residual + FFN out
-        cache.advance(1)
         return torch.mm(self.norm(x, self.final_norm), self.head_t)[None]      # (1, 1, vocab)
+
+
+@torch.inference_mode()
+def _captured(step: DecodeStep) -> tuple["torch.cuda.CUDAGraph | None", torch.Tensor | None]:
+    """``step``'s static step recorded as a CUDA graph, and the logits buffer each replay fills; ``(None,
+    None)`` where the capture fails (the step then runs its kernels one by one).
+
+    Two warm-up steps on a side stream first (cuBLAS's handles and workspaces are made outside the
+    capture), then the capture, in this thread's mode (a learner's generation runs in a thread beside
+    the server's). Recording takes milliseconds, no compilation. The warm-up writes the next slot of the
+    cache, which the first real step overwrites.
+    """
+    step.pos.fill_(step.cache.length)
+    try:
+        side = torch.cuda.Stream(step.embed.device)
+        side.wait_stream(torch.cuda.current_stream(step.embed.device))
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                step._static_step()
+        torch.cuda.current_stream(step.embed.device).wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+            logits = step._static_step()                                       # (1, 1, vocab)
+        return graph, logits
+    except RuntimeError:                                                       # e.g. capture refused by the driver
+        return None, None
 
 
 def _in_out(weight: torch.Tensor) -> torch.Tensor:
