@@ -70,9 +70,8 @@ def cancel_and_settle(job, within: float = 60.0) -> None:
 
 
 def cancel_after_first_update(job, within: float = 120.0) -> list:
-    """Wait for a streaming job's first update, cancel it (Gradio's Stop), wait until no worker of this
-    server is left (a process on the CPU, a thread on CUDA), and return the updates it sent. Asserts the
-    job streamed from a worker and that the worker ended."""
+    """Wait for a streaming job's first update, cancel it (Gradio's Stop), wait until no worker of this server is left (a process on the CPU, a thread on CUDA), and return the
+    updates it sent. Asserts the job streamed from a worker and that the worker ended."""
     import time
 
     from components.worker import running_jobs
@@ -85,6 +84,32 @@ def cancel_after_first_update(job, within: float = 120.0) -> list:
         time.sleep(0.1)
     assert not running_jobs()
     return job.outputs()
+
+
+class SlowJob:
+    """A streamed job run in a thread of this process (the app's runner on CUDA), each item ``pace``
+    seconds apart and counted: the job then lasts long enough for Stop to land mid-way on any machine
+    (on an H100 a 480-token generation ended before Stop reached it), and whether it did is a count.
+    ``module.name`` is the job's function, looked up when the handler runs. (Holding the job until Stop
+    does not work: Gradio's cancel waits for the item in progress.)
+    """
+
+    def __init__(self, monkeypatch, module, name: str, pace: float):
+        import functools
+        import time
+
+        from components import worker
+        monkeypatch.setattr(worker, "uses_processes", lambda: False)
+        self.items = 0
+        job = getattr(module, name)
+
+        @functools.wraps(job)                   # the worker thread is named after the job
+        def slow(*args, **kwargs):
+            for item in job(*args, **kwargs):
+                time.sleep(pace if self.items else 0)
+                self.items += 1
+                yield item
+        monkeypatch.setattr(module, name, slow)
 
 
 def plot_json(value) -> dict:

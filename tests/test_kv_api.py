@@ -5,10 +5,12 @@ import re
 import pytest
 from gradio_client.exceptions import AppError
 
+from models import tiny_gpt
 from models.calculator import PRESETS
 from models.calculator import kv_cache_bytes as calc_kv_cache_bytes
+from models.device import get_device
 from models.generation import kv_cache_bytes, mla_cache_bytes
-from tests.conftest import cancel_after_first_update, plot_array, plot_json
+from tests.conftest import SlowJob, cancel_after_first_update, plot_array, plot_json
 
 PROMPT = "The door was open"
 ARGS = dict(prompt=PROMPT, attention="mha", n_kv_heads=4, kv_latent_dim=32, max_new_tokens=24, temperature=0,
@@ -167,7 +169,14 @@ def test_scale_up_shows_the_four_cache_layouts_of_the_preset(client):
     assert "0.0469 at 128K" in md
 
 
-def test_stop_ends_the_generation_worker(client):
-    """Stop (a cancelled job) ends the worker mid-way: no generation keeps running for nobody."""
+@pytest.mark.parametrize("runner", ["process", "thread"])
+def test_stop_ends_the_generation_worker(client, monkeypatch, runner):
+    """Stop (a cancelled job) ends the worker mid-way: no generation keeps running for nobody. A process on
+    the CPU; a thread on CUDA, its frames 50 ms apart (:class:`SlowJob`: 480 would take 24 s)."""
+    if runner == "process" and get_device().type == "cuda":
+        pytest.skip("CUDA does not survive a fork: the app runs its jobs in threads there")
+    slow = SlowJob(monkeypatch, tiny_gpt, "stream_tiny_gpt", pace=0.05) if runner == "thread" else None
     updates = cancel_after_first_update(client.submit(max_new_tokens=480, api_name="/kv_generate"))
     assert "step 480 of 480" not in updates[-1][1]                   # it stopped early
+    if slow:
+        assert slow.items < 480

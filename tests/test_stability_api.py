@@ -11,8 +11,9 @@ from gradio_client.exceptions import AppError
 
 from components import worker
 from components.worker import running_jobs
+from models import stability
 from models.device import get_device
-from tests.conftest import plot_json
+from tests.conftest import SlowJob, plot_json
 
 SMALL = dict(lr_min=1e-3, lr_max=1e-2, n_lrs=2, steps=10, d_model=16, z_loss=1e-2, seed=0)
 
@@ -80,12 +81,15 @@ def test_diverging_sweep_is_reported_and_leaves_no_worker(client):
 
 @pytest.mark.parametrize("runner", ["process", "thread"])
 def test_stop_ends_the_worker(client, monkeypatch, runner):
-    """The run would take ~20 s; after Stop its worker is gone within 5 s: a process on the CPU, a thread
-    on CUDA (the server runs in this process: its choice of runner is patched here). A forked process
-    cannot use CUDA, so the app never forks there, and neither does this test."""
+    """The run would take ~20 s and stream 100 updates; Stop ends its worker early: a process on the CPU,
+    gone within 5 s; a thread on CUDA (the server runs in this process: its choice of runner is patched
+    here), its updates 0.2 s apart (:class:`SlowJob`: on a GPU shared by a whole test run, 5 s was not
+    always an update), gone before the run's end. A forked process cannot use CUDA, so the app never
+    forks there, and neither does this test."""
     if runner == "process" and get_device().type == "cuda":
         pytest.skip("CUDA does not survive a fork: the app runs its jobs in threads there")
     monkeypatch.setattr(worker, "uses_processes", lambda: runner == "process")
+    slow = SlowJob(monkeypatch, stability, "stability_sweep", pace=0.2) if runner == "thread" else None
     job = client.submit(lr_min=1e-2, lr_max=1e-2, n_lrs=1, steps=500, d_model=64, api_name="/stability_sweep")
     deadline = time.time() + 60
     while not job.outputs() and time.time() < deadline:
@@ -95,10 +99,12 @@ def test_stop_ends_the_worker(client, monkeypatch, runner):
         return [name for name in running_jobs() if name == "models.stability.stability_sweep"]
     assert sweeps()
     job.cancel()
-    deadline = time.time() + 5
+    deadline = time.time() + (60 if slow else 5)
     while sweeps() and time.time() < deadline:
         time.sleep(0.1)
     assert not sweeps()
+    if slow:
+        assert slow.items < 50                          # of the whole run's 100
 
 
 @pytest.mark.parametrize("settings, message", [
