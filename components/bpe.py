@@ -22,7 +22,7 @@ from components.i18n import lang_of, t
 from components.widgets import Radio, Slider
 from components.wiring import event, grouped
 from locales import Term, tr
-from models.bpe_trace import CORPORA, SPLITS, TIES
+from models.bpe_trace import CORPORA, SPLITS, TIES, load_corpus
 from models.checks import InputError, choice, whole
 from models.limits import BPE_MAX_CORPUS_BYTES, BPE_MAX_ENCODE_CHARS, BPE_MAX_MERGES, BPE_SHOW_TOKENS
 
@@ -350,7 +350,7 @@ def _training(corpus: dict, view: dict, lang: str, *, background: bool = True) -
     ``background``: train in a low-priority worker (pure Python holds the GIL: in the server's thread it
     would slow every other tab).
     """
-    from models.bpe_trace import BPEConfig, check_corpus, load_corpus
+    from models.bpe_trace import BPEConfig, check_corpus
     from viz.bpe import training_summary
 
     source = choice("bpe_corpus", corpus["corpus"], CORPUS_CHOICES)
@@ -394,7 +394,6 @@ def first_draw(corpus: dict, view: dict, request: gr.Request = None) -> dict:
 def set_custom(corpus: str = "en", text: str = "") -> dict:
     """Editing the training text (typing, pasting, deleting) makes it the corpus; the box filled with the
     chosen preset's text (by a training run, or the first draw) leaves the choice as it is."""
-    from models.bpe_trace import load_corpus
     if corpus == "custom" or corpus not in CORPUS_CHOICES or _shows(text, load_corpus(corpus)):
         return {}
     return {"corpus": "custom"}
@@ -411,8 +410,10 @@ def build() -> dict:
         with gr.Column(scale=1, min_width=300):
             ui.corpus = Radio([(t(f"bpe_corpus_{c}"), c) for c in CORPUS_CHOICES], value="en",
                               label=t("bpe_corpus"), elem_id="bpe_corpus")
-            ui.text = gr.Textbox("", lines=8, max_lines=14, max_length=BPE_MAX_CORPUS_BYTES, label=t("bpe_text"),
-                                 elem_id="bpe_text")
+            # The default preset's text from the start: filled by the first draw instead, it overwrote
+            # what a learner typed while that draw trained.
+            ui.text = gr.Textbox(load_corpus(TRAINING["corpus"]["corpus"]), lines=8, max_lines=14,
+                                 max_length=BPE_MAX_CORPUS_BYTES, label=t("bpe_text"), elem_id="bpe_text")
             ui.upload = gr.File(label=t("bpe_upload"), file_types=["text", ".txt", ".md", ".py", ".csv", ".json"],
                                 type="filepath", height=130, elem_id="bpe_upload")
             ui.merges = Slider(1, BPE_MAX_MERGES, value=400, step=1, label=t("bpe_merges"), elem_id="bpe_merges")

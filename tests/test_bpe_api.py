@@ -63,8 +63,10 @@ def test_endpoints_are_named_and_public(client):
 
 def test_train_with_its_defaults_alone_draws_the_tab(client):
     """The tab's own first draw: the English corpus, 400 merges, GPT-2 split, step 1."""
+    params = client.view_api(print_info=False, return_format="dict")["named_endpoints"]["/bpe_train"]["parameters"]
+    assert next(p for p in params if p["parameter_name"] == "text")["parameter_default"] == load_corpus("en")
     out = dict(zip(TRAIN_OUT, client.predict(api_name="/bpe_train")))
-    assert out["text"] == load_corpus("en")
+    assert out["text"] == {"__type__": "update"}                    # the box holds the corpus already: not sent
     assert "Trained **400 merges**" in out["status"] and "(gpt2, tie rule" in out["status"]
     assert "### Merge 1 of 400" in out["card"]
     assert "`'␣tokenization'`, cut" in out["granularity_table"]
@@ -288,3 +290,16 @@ def test_a_retrain_does_not_send_the_preset_text_the_box_shows(client):
     assert "Trained **20 merges**" in shown["status"] and shown["text"] == {"__type__": "update"}   # no value
     other = train(client, corpus="en", text=load_corpus("zh"), merges=20, split="gpt2")
     assert other["text"] == load_corpus("en")
+
+
+def test_the_first_draw_leaves_the_training_text_as_the_page_has_it():
+    """Regression: the box started empty and the first draw filled it with the preset's text, so what a
+    learner typed while that draw trained was overwritten. The box now starts with the default preset's
+    text, and the first draw, given what the page holds, sends no text back."""
+    import app
+    box = next(block for block in app.demo.blocks.values() if getattr(block, "elem_id", None) == "bpe_text")
+    corpus = next(block for block in app.demo.blocks.values() if getattr(block, "elem_id", None) == "bpe_corpus")
+    assert box.value == load_corpus(corpus.value)
+    drawn = tab.first_draw(corpus=corpus.value, text=box.value, merges=20)
+    assert "text" not in drawn and drawn["state"]["trace"].text == box.value
+    assert "text" in tab.first_draw(corpus="zh", text=box.value, merges=20)        # another preset: its text
