@@ -1,6 +1,6 @@
 """What a trained byte-level BPE tokenizer is: its merges, vocabulary, encoder and history.
 
-The split patterns (GPT-2's and GPT-4's ``cl100k_base``), input checks, the :class:`Merge` and
+The split (:mod:`models.bpe_split`, re-exported here), input checks, the :class:`Merge` and
 :class:`BPETrace` records that :func:`models.bpe.train_bpe` returns, and
 :func:`merge_lowest_rank`, the encoder both our tokenizer and the cl100k replay use.
 
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Literal, Sequence
 
 from locales import Term
+from models.bpe_split import GPT2_PATTERN, GPT4_PATTERN, PATTERNS, SPLITS, split_text  # noqa: F401 (re-exported)
 from models.checks import InputError, choice, whole
 from models.limits import BPE_MAX_CORPUS_BYTES, BPE_MAX_MERGES
 
@@ -28,40 +29,13 @@ if TYPE_CHECKING:                    # torch-free on purpose: the UI reads the c
 
 Split = Literal["none", "gpt2", "gpt4"]
 Tie = Literal["first", "lowest"]
-SPLITS: tuple[str, ...] = ("none", "gpt2", "gpt4")
 TIES: tuple[str, ...] = ("first", "lowest")
-# The GPT-2 release's pattern (also Hugging Face's ByteLevel pre-tokenizer and minbpe's GPT2 split).
-GPT2_PATTERN = r"""'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
-# GPT-4's cl100k_base pattern, as tiktoken 0.14 spells it (possessive quantifiers).
-GPT4_PATTERN = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-                r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
-PATTERNS = {"gpt2": GPT2_PATTERN, "gpt4": GPT4_PATTERN}
 # Shipped corpora (data/corpus/): preset name -> file.
 CORPORA = {"en": "en.txt", "zh": "zh.txt", "code": "code.py.txt", "mixed": "mixed.txt"}
 CORPUS_DIR = Path(__file__).resolve().parents[1] / "data" / "corpus"
 FIRST_ID = 256                      # merge i makes token 256 + i
 
 Pair = tuple[int, int]
-
-
-@functools.lru_cache(maxsize=None)
-def _compiled(pattern: str):
-    import regex                     # \p{L} and possessive quantifiers: the `regex` package, not `re`
-    return regex.compile(pattern)
-
-
-def split_text(text: str, split: str = "none") -> list[str]:
-    """The chunks a pair may not cross: the whole text (``"none"``) or the GPT-2/GPT-4 regex matches.
-
-    >>> split_text("Hello world's 2024!!", "gpt2")
-    ['Hello', ' world', "'s", ' 2024', '!!']
-    >>> split_text("Hello world's 2024!!", "gpt4")
-    ['Hello', ' world', "'s", ' ', '202', '4', '!!']
-    """
-    choice("bpe_split", split, SPLITS)
-    if split == "none":
-        return [text] if text else []
-    return _compiled(PATTERNS[split]).findall(text)
 
 
 def load_corpus(name: str) -> str:

@@ -312,3 +312,34 @@ def test_trainer_state_is_untracked_by_the_garbage_collector():
     gc.collect()
     assert trainer.where and trainer.heap
     assert not any(gc.is_tracked(x) for x in (*trainer.where.values(), *trainer.heap))
+
+
+# --------------------------------------------------------------------------- the split below U+0100 by `re`
+LATIN1_HARD = ("abcXYZ019 '’\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\x00\x7f!?.,-_\"sdmtlvre'SDMT"
+               "éßµªºÀÿ÷×²³¹¼½¾¿¡«»§©°")        # \x1c-\x1f: Python's isspace, not Unicode's White_Space
+
+
+@pytest.mark.parametrize("split", ["gpt2", "gpt4"])
+def test_the_latin1_split_by_re_equals_regex(split):
+    """Below U+0100 the patterns run on `re` with their classes spelled out: the same chunks as `regex` on
+    random texts over the characters where the two could differ, and on the shipped Latin-1 corpora."""
+    import regex
+
+    from models.bpe_split import compiled
+    pattern = PATTERNS[split]
+    fast, reference = compiled(pattern, latin1=True), regex.compile(pattern)
+    assert type(fast) is re.Pattern
+    draw = random.Random(0)
+    texts = ["".join(draw.choice(LATIN1_HARD) for _ in range(draw.randrange(60))) for _ in range(2_000)]
+    texts += [load_corpus(name) for name in CORPORA if max(load_corpus(name)) < "\u0100"]
+    assert len(texts) == 2_002                                          # en and code are Latin-1
+    for text in texts:
+        assert fast.findall(text) == reference.findall(text), repr(text)
+
+
+def test_a_text_beyond_latin1_splits_by_regex():
+    from models.bpe_split import _latin1
+    text = "naïve café 露营 ok"                                           # 露营: above U+00FF
+    assert not _latin1(text) and _latin1(text[:10])
+    assert split_text(text, "gpt2") == ["naïve", " café", " 露营", " ok"]
+    assert split_text(text[:10], "gpt2") == ["naïve", " café"]          # the Latin-1 path, same chunks
