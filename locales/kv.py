@@ -54,7 +54,7 @@ where $M$ is the bytes of $L$ layers, $T$ tokens, a batch of $B$ sequences at $s
 
 **Preallocated.** This cache reserves its buffers for prompt + new tokens once and writes each step's slice in place (grey = reserved, not yet written). Appending with `torch.cat` would copy the whole cache every step.
 
-**What the speed-up measures.** A cached step here runs as one fused one-token step over the same weights (`models.transformer.decode.DecodeStep`: fewer, larger operations); the uncached decode runs the ordinary forward over the whole prefix. So the ratio is the cache's saving times about 1.2× from the leaner step (`bench/bench_kv.py`: 11.8× before the fused step, 14× with it); the tokens are identical either way.
+**What the speed-up measures.** A cached step here runs as one fused one-token step over the same weights (`models.transformer.decode.DecodeStep`: fewer, larger operations); the uncached decode runs the ordinary forward over the whole prefix. So on a CPU the ratio is the cache's saving times about 1.2× from the leaner step (`bench/bench_kv.py`: 11.8× before the fused step, 14× with it). On a GPU each small operation costs a few microseconds of launch whatever its size, so there the cached step is recorded once as a CUDA graph and replayed: 3–4× faster than launching its operations one by one on an H100, most of the ratio you see there. The tokens are identical either way.
 
 What to notice: switch MHA → GQA → MQA → MLA and the cache picture shrinks (4 : 2 : 1, then 192/1024 of MHA), the bytes stay on the formula's line, the time per cached step stays nearly flat at this scale (it grows with $T$ at scale, see above), and the text does not change between the cached and uncached decodes (greedy at temperature 0; when sampling, both draw the same seeded random numbers). At scale, the cache outgrows the weights: Llama-2-7B (MHA) at about 26K tokens, Llama-3-8B (GQA-8) at about 123K.
 """,
@@ -184,7 +184,7 @@ $$M = 2 \cdot L \cdot n_{kv} \cdot d_{head} \cdot T \cdot B \cdot s$$
 
 **预分配。** 本缓存一次性为提示词 + 新词元预留缓冲区，之后每步原地写入自己那一片（灰色 = 已预留、尚未写入）。用 `torch.cat` 追加会在每一步复制整个缓存。
 
-**加速比衡量的是什么。** 这里用缓存的每一步走的是一个融合的单词元步骤（`models.transformer.decode.DecodeStep`，权重相同，算子更少、更大）；不用缓存的解码走的是对整个前缀的普通前向。所以这个比值是缓存省下的计算再乘上精简步骤带来的约 1.2 倍（`bench/bench_kv.py`：融合前 11.8 倍，融合后约 14 倍）；两种方式生成的词元完全相同。
+**加速比衡量的是什么。** 这里用缓存的每一步走的是一个融合的单词元步骤（`models.transformer.decode.DecodeStep`，权重相同，算子更少、更大）；不用缓存的解码走的是对整个前缀的普通前向。所以在 CPU 上，这个比值是缓存省下的计算再乘上精简步骤带来的约 1.2 倍（`bench/bench_kv.py`：融合前 11.8 倍，融合后约 14 倍）。在 GPU 上，每个小算子无论大小都要花几微秒来启动，所以带缓存的这一步会被录制成一个 CUDA 图（CUDA graph）并反复重放：在 H100 上比逐个启动这些算子快 3–4 倍，占了你在那里看到的比值的大部分。两种方式生成的词元完全相同。
 
 观察要点：依次切换 MHA → GQA → MQA → MLA，缓存图随之缩小（4 : 2 : 1，然后是 MHA 的 192/1024），字节数始终落在公式的直线上，带缓存的每步耗时在这个规模下几乎不变（放大后随 $T$ 增长，见上文），用与不用缓存生成的文本完全相同（温度为 0 时是贪心解码；采样时两次解码使用同一组带种子的随机数）。放大到真实模型时，缓存会超过权重：Llama-2-7B（MHA）约在 2.6 万词元，Llama-3-8B（GQA-8）约在 12.3 万词元。
 """,

@@ -449,8 +449,8 @@ def test_generate_takes_the_fast_path_and_keeps_the_tokens(name, monkeypatch):
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a GPU")
 @pytest.mark.parametrize("name", ["MHA", "GQA"])
 def test_cuda_decode_replays_a_graph_and_keeps_the_tokens(name):
-    """On CUDA the decode step is recorded once and replayed: the tokens are those of the uncached
-    decode, and the logits of every step those of the plain forward."""
+    """On CUDA the decode step is recorded at its first call and replayed: the tokens are those of the
+    uncached decode, and the logits of every step and the cache those of the plain forward."""
     from models.transformer.decode import DecodeStep
     model = random_model(name, seed=1).cuda()
     prompt = [1, 5, 7, 2]
@@ -459,12 +459,55 @@ def test_cuda_decode_replays_a_graph_and_keeps_the_tokens(name):
     ids = torch.tensor([prompt + cached.new_tokens[:-1]], device="cuda")             # (1, 33)
     with torch.no_grad():
         full, _ = model(ids)
-        cache = model.new_cache(capacity=ids.shape[1])
+        cache, reference = model.new_cache(capacity=ids.shape[1]), model.new_cache(capacity=ids.shape[1])
         step = DecodeStep(model, cache)
-        assert step.graph is not None
-        model(ids[:, :4], cache)
+        model(ids[:, :4], cache), model(ids, reference)
         for t in range(4, ids.shape[1]):
             torch.testing.assert_close(step(ids[:, t:t + 1]), full[:, t:t + 1], atol=1e-4, rtol=1e-4)
+    assert step.graph is not None
+    for mine, theirs in zip(cache.buffers, reference.buffers):
+        torch.testing.assert_close(mine, theirs, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a GPU")
+def test_cuda_decode_without_its_graph_runs_as_on_a_cpu(monkeypatch):
+    """A recording that fails leaves the step to its kernels one by one: the same tokens."""
+    from models.transformer import decode
+    model = random_model("GQA", seed=1).cuda()
+    expected = generate(model, [1, 5, 7, 2], 20, use_cache=False).new_tokens
+
+    def refuse(self, **kwargs):
+        raise RuntimeError("capture refused (test)")
+    monkeypatch.setattr(torch.cuda.CUDAGraph, "capture_begin", refuse)
+    assert generate(model, [1, 5, 7, 2], 20).new_tokens == expected
+    assert torch.cuda.current_stream() == torch.cuda.default_stream()         # the stream was given back
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a GPU")
+def test_cuda_decodes_in_threads_side_by_side():
+    """Learners' generations run in threads on CUDA: two at once, while a third thread synchronises the
+    device again and again, each gets the tokens it gets alone."""
+    import threading
+    models = [random_model(name, seed=1).cuda() for name in ("MHA", "GQA")]
+    alone = [generate(model, [1, 5, 7, 2], 40).new_tokens for model in models]
+    together, done = [None, None], threading.Event()
+
+    def syncing():
+        while not done.is_set():
+            torch.cuda.synchronize()
+
+    def run(i):
+        together[i] = generate(models[i], [1, 5, 7, 2], 40).new_tokens
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    noise = threading.Thread(target=syncing)
+    noise.start()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    done.set()
+    noise.join(5)
+    assert together == alone
 
 
 def test_a_model_that_generated_can_still_train():

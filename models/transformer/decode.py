@@ -23,9 +23,10 @@ On a GPU the same step is launch-bound instead: ~370 kernels of a few microsecon
 the CPU to launch it (~1.3 ms a token on an H100, no faster than two CPU cores). There the step is
 *static* (``static=True``, the default on CUDA): the position is read from a tensor and attention spans
 the whole cache, the slots past the token masked, so every step runs the same kernels on the same
-buffers; it is recorded once per generation as a CUDA graph and each step replays it (one launch).
-Recording takes milliseconds, not a compilation, so a learner's first Generate does not wait; where the
-capture fails the static step runs its kernels one by one.
+buffers; it is recorded as a CUDA graph at the generation's first decode step and each step replays it
+(one launch). Recording takes ~10 ms, not a compilation (the first in a process ~0.5 s more: cuBLAS's
+set-up, which the first step without a graph pays too); where it fails, the step runs its kernels one
+by one as on a CPU.
 
 The numbers are the forward pass's to float rounding (tests: the logits of every step against the
 plain uncached forward, and the tokens). :func:`supports` says which configurations take this path;
@@ -34,6 +35,8 @@ precision, a batch) runs :meth:`Transformer.forward <models.transformer.Transfor
 """
 from __future__ import annotations
 
+import logging
+import threading
 from typing import TYPE_CHECKING
 
 import torch
@@ -46,6 +49,9 @@ from models.transformer.layers import HALF
 if TYPE_CHECKING:
     from models.kv_cache import KVCache
     from models.transformer.model import Transformer
+
+# One capture at a time in the process: learners' generations run in threads side by side on CUDA.
+_RECORDING = threading.Lock()
 
 
 def supports(model: "Transformer", cache: "KVCache | None", ids: torch.Tensor) -> bool:
@@ -66,7 +72,8 @@ class DecodeStep:
 
     Built once per generation (the matrices copied then, see :func:`_in_out`: a model changed between
     two generations is read afresh by the next one). ``static``: the position-independent step that a
-    CUDA graph records (default: on CUDA, where it is recorded; on a CPU it runs eagerly, for tests).
+    CUDA graph records (default: on CUDA, where the first call records it; on a CPU it runs eagerly, for
+    tests).
 
     >>> from models.transformer import Transformer, TransformerConfig
     >>> model = Transformer.seeded(TransformerConfig(11, 2, 16, 4, 8, n_kv_heads=2))
@@ -110,8 +117,6 @@ class DecodeStep:
             self.token = torch.zeros(1, 1, dtype=torch.long, device=device)    # the step's inputs, in place
             self.pos = torch.zeros(1, dtype=torch.long, device=device)
             self.slots = torch.arange(cache.capacity, device=device)           # (capacity,)
-            if self.embed.is_cuda and cache.length < cache.capacity:        # a full cache takes no step
-                self.graph, self.logits = _captured(self)
 
     def norm(self, x: torch.Tensor, norm: tuple) -> torch.Tensor:
         """RMSNorm (or LayerNorm) of ``x (1, d)``: ``x · rsqrt(x·x / d + eps) · w``, the mean square in one
@@ -127,6 +132,10 @@ class DecodeStep:
         pos = cache.length                                                     # this token's position
         if pos + 1 > cache.capacity:
             raise InputError("kv_err_cache_full", capacity=cache.capacity, filled=pos, more=1)
+        if self.static and self.graph is None and self.embed.is_cuda:
+            self.pos.fill_(pos)
+            self.graph, self.logits = _recorded(self)
+            self.static = self.graph is not None                               # else: as on a CPU
         if self.static:
             self.token.copy_(ids)
             self.pos.fill_(pos)
@@ -206,29 +215,34 @@ class DecodeStep:
 
 
 @torch.inference_mode()
-def _captured(step: DecodeStep) -> tuple["torch.cuda.CUDAGraph | None", torch.Tensor | None]:
-    """``step``'s static step recorded as a CUDA graph, and the logits buffer each replay fills; ``(None,
-    None)`` where the capture fails (the step then runs its kernels one by one).
+def _recorded(step: DecodeStep) -> tuple["torch.cuda.CUDAGraph | None", torch.Tensor | None]:
+    """``step``'s static step at ``step.pos`` recorded as a CUDA graph, and the logits buffer each replay
+    fills; ``(None, None)`` (and a warning in the log) where the recording fails.
 
     Two warm-up steps on a side stream first (cuBLAS's handles and workspaces are made outside the
-    capture), then the capture, in this thread's mode (a learner's generation runs in a thread beside
-    the server's). Recording takes milliseconds, no compilation. The warm-up writes the next slot of the
-    cache, which the first real step overwrites.
+    capture), then the capture on that stream, in this thread's capture mode, one capture at a time in the
+    process; the thread's stream is restored whatever happens. The warm-up writes the slot at ``pos``,
+    which the step being taken writes next.
     """
-    step.pos.fill_(step.cache.length)
+    device = step.embed.device
+    here, side = torch.cuda.current_stream(device), torch.cuda.Stream(device)
+    side.wait_stream(here)                                                     # the prefill's cache, first
     try:
-        side = torch.cuda.Stream(step.embed.device)
-        side.wait_stream(torch.cuda.current_stream(step.embed.device))
-        with torch.cuda.stream(side):
+        with _RECORDING, torch.cuda.stream(side):
             for _ in range(2):
                 step._static_step()
-        torch.cuda.current_stream(step.embed.device).wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, capture_error_mode="thread_local"):
-            logits = step._static_step()                                       # (1, 1, vocab)
+            graph = torch.cuda.CUDAGraph()
+            graph.capture_begin(capture_error_mode="thread_local")
+            try:
+                logits = step._static_step()                                   # (1, 1, vocab)
+            finally:
+                graph.capture_end()
         return graph, logits
-    except RuntimeError:                                                       # e.g. capture refused by the driver
+    except RuntimeError as error:                                              # e.g. capture refused by the driver
+        logging.getLogger(__name__).warning("decode step not recorded as a CUDA graph: %s", error)
         return None, None
+    finally:
+        here.wait_stream(side)                                                 # the warm-up's writes, before the step's
 
 
 def _in_out(weight: torch.Tensor) -> torch.Tensor:
