@@ -338,8 +338,9 @@ def _text_update(source: str, shown: str, text: str) -> dict:
 # What a share link leaves out (app.py passes this on): a preset corpus's text, which the preset loads.
 LINK_LEAVES_OUT = {"bpe_text": lambda values: values.get("bpe_corpus") != "custom"}
 
-# The training's controls and the view's, shared by /bpe_train and the first draw.
-TRAINING = dict(corpus=dict(corpus="en", text="", merges=400, split="gpt2", tie="first"),
+# The training's controls and the view's, shared by /bpe_train and the first draw. The text box holds the
+# default preset's text from the start, so the first draw sends none back and cannot overwrite typing.
+TRAINING = dict(corpus=dict(corpus="en", text=load_corpus("en"), merges=400, split="gpt2", tie="first"),
                 view=dict(your_text=DEFAULT_TEXT, word=DEFAULT_WORD, step=1))
 
 
@@ -410,9 +411,7 @@ def build() -> dict:
         with gr.Column(scale=1, min_width=300):
             ui.corpus = Radio([(t(f"bpe_corpus_{c}"), c) for c in CORPUS_CHOICES], value="en",
                               label=t("bpe_corpus"), elem_id="bpe_corpus")
-            # The default preset's text from the start: filled by the first draw instead, it overwrote
-            # what a learner typed while that draw trained.
-            ui.text = gr.Textbox(load_corpus(TRAINING["corpus"]["corpus"]), lines=8, max_lines=14,
+            ui.text = gr.Textbox(TRAINING["corpus"]["text"], lines=8, max_lines=14,
                                  max_length=BPE_MAX_CORPUS_BYTES, label=t("bpe_text"), elem_id="bpe_text")
             ui.upload = gr.File(label=t("bpe_upload"), file_types=["text", ".txt", ".md", ".py", ".csv", ".json"],
                                 type="filepath", height=130, elem_id="bpe_upload")

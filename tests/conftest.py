@@ -70,8 +70,9 @@ def cancel_and_settle(job, within: float = 60.0) -> None:
 
 
 def cancel_after_first_update(job, within: float = 120.0) -> list:
-    """Wait for a streaming job's first update, cancel it (Gradio's Stop), wait until no worker of this server is left (a process on the CPU, a thread on CUDA), and return the
-    updates it sent. Asserts the job streamed from a worker and that the worker ended."""
+    """Wait for a streaming job's first update, cancel it (Gradio's Stop), wait until no worker of this
+    server is left (a process on the CPU, a thread on CUDA), and return the updates it sent. Asserts the
+    job streamed from a worker and that the worker ended."""
     import time
 
     from components.worker import running_jobs

@@ -315,7 +315,7 @@ def test_trainer_state_is_untracked_by_the_garbage_collector():
 
 
 # --------------------------------------------------------------------------- the split below U+0100 by `re`
-LATIN1_HARD = ("abcXYZ019 '’\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\x00\x7f!?.,-_\"sdmtlvre'SDMT"
+LATIN1_HARD = ("abcXYZ019 '’\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\x00\x7f!?.,-_\"sdmtlvre'SDMTLVRE"
                "éßµªºÀÿ÷×²³¹¼½¾¿¡«»§©°")        # \x1c-\x1f: Python's isspace, not Unicode's White_Space
 
 
@@ -335,6 +335,14 @@ def test_the_latin1_split_by_re_equals_regex(split):
     assert len(texts) == 2_002                                          # en and code are Latin-1
     for text in texts:
         assert fast.findall(text) == reference.findall(text), repr(text)
+
+
+def test_the_latin1_spelling_refuses_what_it_cannot_spell():
+    from models.bpe_split import latin1_pattern
+    assert latin1_pattern(r"\S+\.[\s\]x]") == latin1_pattern(r"\S+") + r"\.[" + latin1_pattern(r"[\s]")[1:-1] + r"\]x]"
+    for escape in (r"\w", r"\b", r"\d", r"\p{Lu}"):               # `re` and `regex` differ on these below U+0100
+        with pytest.raises(ValueError, match="no Latin-1 spelling"):
+            latin1_pattern(escape + "+")
 
 
 def test_a_text_beyond_latin1_splits_by_regex():
