@@ -24,9 +24,8 @@ the CPU to launch it (~1.3 ms a token on an H100, no faster than two CPU cores).
 *static* (``static=True``, the default on CUDA): the position is read from a tensor and attention spans
 the whole cache, the slots past the token masked, so every step runs the same kernels on the same
 buffers; it is recorded as a CUDA graph at the generation's first decode step and each step replays it
-(one launch). Recording takes ~10 ms, not a compilation (the first in a process ~0.5 s more: cuBLAS's
-set-up, which the first step without a graph pays too); where it fails, the step runs its kernels one
-by one as on a CPU.
+(one launch). Recording is no compilation: 9–11 ms on an H100 (476 ms the first time in a process);
+where it fails, the step runs its kernels one by one as on a CPU.
 
 The numbers are the forward pass's to float rounding (tests: the logits of every step against the
 plain uncached forward, and the tokens). :func:`supports` says which configurations take this path;
