@@ -245,8 +245,9 @@ def generate_steps(model: Transformer, prompt_ids: list[int], max_new_tokens: in
     step feeds only the newest token. Without: every step runs the whole sequence again.
     The cache is preallocated for exactly ``len(prompt) + max_new_tokens − 1`` positions (the last
     token is returned, never fed back). Each token is drawn by :func:`sample_next`. On CUDA the cached
-    decode step is recorded once as a CUDA graph and replayed (:class:`DecodeStep`); ``cuda_graph=False``
-    launches its kernels one by one, for comparison.
+    decode step is recorded once as a CUDA graph, before step 1 and outside its time (a set-up, like the
+    step's weight copies), and replayed (:class:`DecodeStep`); ``cuda_graph=False`` launches its kernels
+    one by one, for comparison.
     """
     cfg = model.config
     check_generation(cfg, len(prompt_ids), max_new_tokens, temperature, top_k, top_p)
@@ -260,6 +261,8 @@ def generate_steps(model: Transformer, prompt_ids: list[int], max_new_tokens: in
             if use_cache and supports(model, cache, seq[:, :1]) else None)
     feed = seq
     for step in range(max_new_tokens):
+        if fast is not None and step == 1:
+            fast.record()                            # CUDA: the graph recorded outside the first step's time
         with timed(device) as watch:
             if fast is not None and step > 0:
                 logits = fast(feed)                                         # (1, 1, vocab): the same numbers

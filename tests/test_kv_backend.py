@@ -446,6 +446,23 @@ def test_generate_takes_the_fast_path_and_keeps_the_tokens(name, monkeypatch):
     assert cached.new_tokens == generate(model, [1, 5, 7, 2], 30, use_cache=False).new_tokens
 
 
+def test_generation_records_its_step_before_timing_step_one(monkeypatch):
+    """The CUDA graph's recording is set-up, not decoding: generate_steps asks for it after the prefill and
+    before step 1's clock starts (on a CPU it records nothing; the order is what is checked here)."""
+    from models import generation
+    from models.transformer import decode
+    events = []
+    monkeypatch.setattr(decode.DecodeStep, "record", lambda self: events.append(("record", self.cache.length)))
+    real_timed = generation.timed
+
+    def timed(device):
+        events.append(("clock",))
+        return real_timed(device)
+    monkeypatch.setattr(generation, "timed", timed)
+    list(generation.generate_steps(random_model("GQA"), [1, 5, 7, 2], 4))
+    assert events[:3] == [("clock",), ("record", 4), ("clock",)]        # (each call asks again: a no-op then)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA graphs need a GPU")
 @pytest.mark.parametrize("name", ["MHA", "GQA"])
 def test_cuda_decode_replays_a_graph_and_keeps_the_tokens(name):

@@ -23,8 +23,8 @@ On a GPU the same step is launch-bound instead: ~370 kernels of a few microsecon
 the CPU to launch it (~1.3 ms a token on an H100, no faster than two CPU cores). There the step is
 *static* (``static=True``, the default on CUDA): the position is read from a tensor and attention spans
 the whole cache, the slots past the token masked, so every step runs the same kernels on the same
-buffers; it is recorded as a CUDA graph at the generation's first decode step and each step replays it
-(one launch). Recording is no compilation: 9–11 ms on an H100 (476 ms the first time in a process);
+buffers; it is recorded as a CUDA graph before the generation's first decode step (:meth:`DecodeStep.record`,
+outside that step's time) and each step replays it (one launch). Recording is no compilation: 9–11 ms on an H100 (476 ms the first time in a process);
 where it fails, the step runs its kernels one by one as on a CPU.
 
 The numbers are the forward pass's to float rounding (tests: the logits of every step against the
@@ -71,8 +71,8 @@ class DecodeStep:
 
     Built once per generation (the matrices copied then, see :func:`_in_out`: a model changed between
     two generations is read afresh by the next one). ``static``: the position-independent step that a
-    CUDA graph records (default: on CUDA, where the first call records it; on a CPU it runs eagerly, for
-    tests).
+    CUDA graph records (default: on CUDA, where :meth:`record` or the first call records it; on a CPU it
+    runs eagerly, for tests).
 
     >>> from models.transformer import Transformer, TransformerConfig
     >>> model = Transformer.seeded(TransformerConfig(11, 2, 16, 4, 8, n_kv_heads=2))
@@ -131,10 +131,7 @@ class DecodeStep:
         pos = cache.length                                                     # this token's position
         if pos + 1 > cache.capacity:
             raise InputError("kv_err_cache_full", capacity=cache.capacity, filled=pos, more=1)
-        if self.static and self.graph is None and self.embed.is_cuda:
-            self.pos.fill_(pos)
-            self.graph, self.logits = _recorded(self)
-            self.static = self.graph is not None                               # else: as on a CPU
+        self.record()
         if self.static:
             self.token.copy_(ids)
             self.pos.fill_(pos)
@@ -147,6 +144,15 @@ class DecodeStep:
             logits = self._step(ids, pos)
         cache.advance(1)
         return logits
+
+    def record(self) -> None:
+        """On CUDA, record the static step now for the cache's next position (else the first call does):
+        a generation's set-up, kept out of the time of its first step. Nothing on a CPU, once recorded,
+        or with the cache full; a failed recording leaves the step as on a CPU."""
+        if self.static and self.graph is None and self.embed.is_cuda and self.cache.length < self.cache.capacity:
+            self.pos.fill_(self.cache.length)
+            self.graph, self.logits = _recorded(self)
+            self.static = self.graph is not None
 
     def _step(self, ids: torch.Tensor, pos: int) -> torch.Tensor:
         """The step at ``pos``: attention reads the cache's first ``pos + 1`` positions."""
