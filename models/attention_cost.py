@@ -39,7 +39,7 @@ import torch.nn.functional as F
 
 from models.attention import flash_attention, naive_attention
 from models.checks import InputError, choice, whole
-from models.device import device_name, generator, on_gpu, resolve_device
+from models.device import device_name, generator, on_gpu, resolve_device, wait_for
 from models.limits import (ATTN_COST_CUDA_FREE_FRACTION, ATTN_COST_DTYPES, ATTN_COST_MAX_BATCH,
                            ATTN_COST_MAX_BYTES_CPU, ATTN_COST_MAX_BYTES_CUDA, ATTN_COST_MAX_CALL_S,
                            ATTN_COST_MAX_HEAD_DIM, ATTN_COST_MAX_HEADS, ATTN_COST_MAX_SECONDS,
@@ -119,12 +119,12 @@ def measure_peak(fn: Callable[[], object], device: torch.device) -> tuple[object
 
     start = time.perf_counter()
     if device.type == "cuda":
-        torch.cuda.synchronize(device)
+        wait_for(device)
         torch.cuda.reset_peak_memory_stats(device)
         before = torch.cuda.memory_allocated(device)
         with profile(activities=[ProfilerActivity.CPU]) as prof:
             result = fn()
-            torch.cuda.synchronize(device)
+            wait_for(device)
         peak = torch.cuda.max_memory_allocated(device) - before
     else:
         with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
@@ -147,12 +147,10 @@ def time_call(fn: Callable[[], object], device: torch.device, *, budget_s: float
     """Median milliseconds of ``fn()`` over up to ``max_runs`` calls, fewer once ``budget_s`` is spent."""
     times = []
     while len(times) < max_runs and (not times or sum(times) < budget_s):
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
+        wait_for(device)
         start = time.perf_counter()
         fn()
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
+        wait_for(device)
         times.append(time.perf_counter() - start)
     return statistics.median(times) * 1e3, len(times)
 

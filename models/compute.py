@@ -20,6 +20,7 @@ against the CUDA-core fp32 peak), sparsity, int8.
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -30,7 +31,7 @@ import torch._dynamo  # noqa: F401  (Transformer.seeded's meta-device init impor
 #                      server, not in every forked MFU run)
 
 from models.checks import InputError, choice
-from models.device import device_name, resolve_device
+from models.device import device_name, resolve_device, wait_for
 from models.limits import (MATMUL_CPU_BUDGET_S, MATMUL_CPU_SIZES, MATMUL_DTYPES, MATMUL_GPU_BUDGET_S,
                            MATMUL_GPU_SIZES, MATMUL_POINT_S, MATMUL_SWEEPS, MFU_MAX_FLOPS, MFU_PROBE_S)
 from models.norm_data import char_batch, vocabulary
@@ -177,8 +178,8 @@ def time_call(fn, device: torch.device, min_seconds: float, *, trials: int = 5) 
     """Seconds per call of ``fn``: after a warm-up call, ``trials`` timed runs of the same number of
     calls (chosen so that they fill ``min_seconds`` together), and the fastest run's average. The
     fastest, because whatever else the machine does only ever adds time. On CUDA the clock stops
-    after the device has finished (``synchronize``). Returns (seconds per call, calls timed)."""
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    after the device has finished this thread's work. Returns (seconds per call, calls timed)."""
+    sync = functools.partial(wait_for, device)
 
     def run(calls: int) -> float:
         start = time.perf_counter()
@@ -368,7 +369,7 @@ def mfu_run(n_layers: int = 4, d_model: int = 128, n_heads: int = 4, seq_len: in
     model.train()
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
     autocast = torch.autocast(device.type, dtype=DTYPES[dtype], enabled=device.type == "cuda")
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    sync = functools.partial(wait_for, device)
 
     def step(ids: torch.Tensor) -> float:
         with autocast:

@@ -105,9 +105,20 @@ class _Stopwatch:
     timing: Timing
 
 
+def wait_for(device: torch.device) -> None:
+    """Wait until the work this thread queued on ``device`` is done: on CUDA its current stream, not the
+    whole device (a device-wide synchronize in one thread breaks a CUDA-graph recording in another,
+    :mod:`models.transformer.decode`); nothing to wait for on a CPU.
+
+    >>> wait_for(torch.device("cpu"))
+    """
+    if device.type == "cuda":
+        torch.cuda.current_stream(device).synchronize()
+
+
 @contextmanager
 def timed(device: torch.device) -> Iterator[_Stopwatch]:
-    """Time a block of work on ``device`` (CUDA work is synchronised before the clock stops).
+    """Time a block of work on ``device`` (this thread's CUDA work is waited for before the clock stops).
 
     >>> with timed(torch.device("cpu")) as sw:
     ...     _ = torch.ones(3).sum()
@@ -115,14 +126,12 @@ def timed(device: torch.device) -> Iterator[_Stopwatch]:
     'cpu'
     """
     watch = _Stopwatch()
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
+    wait_for(device)
     start = time.perf_counter()
     try:
         yield watch
     finally:
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
+        wait_for(device)
         watch.timing = Timing(device_name(device), (time.perf_counter() - start) * 1e3)
 
 

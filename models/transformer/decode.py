@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 
 # One capture at a time in the process: learners' generations run in threads side by side on CUDA.
 _RECORDING = threading.Lock()
+# Set once a capture failed after it began: torch's allocator may be left mid-capture, so no more graphs.
+_NO_MORE_GRAPHS = threading.Event()
 
 
 def supports(model: "Transformer", cache: "KVCache | None", ids: torch.Tensor) -> bool:
@@ -149,6 +151,8 @@ class DecodeStep:
         """On CUDA, record the static step now for the cache's next position (else the first call does):
         a generation's set-up, kept out of the time of its first step. Nothing on a CPU, once recorded,
         or with the cache full; a failed recording leaves the step as on a CPU."""
+        if self.static and self.graph is None and self.embed.is_cuda and _NO_MORE_GRAPHS.is_set():
+            self.static = False
         if self.static and self.graph is None and self.embed.is_cuda and self.cache.length < self.cache.capacity:
             self.pos.fill_(self.cache.length)
             self.graph, self.logits = _recorded(self)
@@ -227,27 +231,35 @@ def _recorded(step: DecodeStep) -> tuple["torch.cuda.CUDAGraph | None", torch.Te
     Two warm-up steps on a side stream first (cuBLAS's handles and workspaces are made outside the
     capture), then the capture on that stream, in this thread's capture mode, one capture at a time in the
     process; the thread's stream is restored whatever happens. The warm-up writes the slot at ``pos``,
-    which the step being taken writes next.
+    which the step being taken writes next. Other threads must not synchronise the whole device meanwhile
+    (:func:`models.device.wait_for` waits for one stream). A capture that fails once begun turns graphs
+    off for the process (torch's allocator may be left mid-capture); a refused start does not.
     """
     device = step.embed.device
-    here, side = torch.cuda.current_stream(device), torch.cuda.Stream(device)
-    side.wait_stream(here)                                                     # the prefill's cache, first
+    here, side, began = torch.cuda.current_stream(device), torch.cuda.Stream(device), False
     try:
-        with _RECORDING, torch.cuda.stream(side):
-            for _ in range(2):
-                step._static_step()
-            graph = torch.cuda.CUDAGraph()
-            graph.capture_begin(capture_error_mode="thread_local")
+        with _RECORDING:                        # the streams' waits too: the pool may hand two threads one stream
+            side.wait_stream(here)                                             # the prefill's cache, first
             try:
-                logits = step._static_step()                                   # (1, 1, vocab)
+                with torch.cuda.stream(side):
+                    for _ in range(2):
+                        step._static_step()
+                    graph = torch.cuda.CUDAGraph()
+                    graph.capture_begin(capture_error_mode="thread_local")
+                    began = True
+                    try:
+                        logits = step._static_step()                           # (1, 1, vocab)
+                    finally:
+                        graph.capture_end()
             finally:
-                graph.capture_end()
+                here.wait_stream(side)                                         # the warm-up's writes, before the step's
         return graph, logits
     except RuntimeError as error:                                              # e.g. capture refused by the driver
-        logging.getLogger(__name__).warning("decode step not recorded as a CUDA graph: %s", error)
+        if began:
+            _NO_MORE_GRAPHS.set()
+        logging.getLogger(__name__).warning("decode step not recorded as a CUDA graph%s: %s",
+                                            " (no more in this process)" if began else "", error)
         return None, None
-    finally:
-        here.wait_stream(side)                                                 # the warm-up's writes, before the step's
 
 
 def _in_out(weight: torch.Tensor) -> torch.Tensor:
