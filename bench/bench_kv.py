@@ -8,8 +8,8 @@ run: our ``TinyGPT`` with and without its KV cache (``models.generation.generate
 ``transformers``' ``GPT2LMHeadModel.generate`` (greedy, ``use_cache=True``, and ``use_cache=False``)
 on a GPT-2 config of the same size (a GELU MLP of 4·d against our SwiGLU of 8/3·d: equal weights
 within 1 %). On CUDA our cached decode replays a CUDA graph of the step; a fifth case launches the
-step's kernels one by one (``cuda_graph=False``). Tokens per second = new tokens / wall time of the whole call (prefill included),
-median of the runs. Targets: cached ≥ 10× uncached; ours cached ≥ 2× HF cached. On a shared machine
+step's kernels one by one (``cuda_graph=False``). Tokens per second = new tokens / wall time of the
+whole call (prefill included), median of the runs. Targets: cached ≥ 10× uncached; ours cached ≥ 2× HF cached. On a shared machine
 the ratios of process CPU time (same runs) are printed too: time spent descheduled is not in them.
 """
 from __future__ import annotations
@@ -24,20 +24,16 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from models.device import wait_for  # noqa: E402
 from models.generation import GPTConfig, TinyGPT, generate  # noqa: E402
-
-
-def sync(device: torch.device) -> None:
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def timed_run(fn, device: torch.device) -> tuple[float, float, object]:
     """Wall seconds, process CPU seconds and the result of ``fn()``."""
-    sync(device)
+    wait_for(device)
     start, cpu = time.perf_counter(), time.process_time()
     out = fn()
-    sync(device)
+    wait_for(device)
     return time.perf_counter() - start, time.process_time() - cpu, out
 
 

@@ -88,8 +88,9 @@ def test_stop_ends_the_worker(client, monkeypatch, runner):
     forks there, and neither does this test."""
     if runner == "process" and get_device().type == "cuda":
         pytest.skip("CUDA does not survive a fork: the app runs its jobs in threads there")
-    monkeypatch.setattr(worker, "uses_processes", lambda: runner == "process")
     slow = SlowJob(monkeypatch, stability, "stability_sweep", pace=0.2) if runner == "thread" else None
+    if not slow:                                        # (SlowJob runs its job in a thread)
+        monkeypatch.setattr(worker, "uses_processes", lambda: True)
     job = client.submit(lr_min=1e-2, lr_max=1e-2, n_lrs=1, steps=500, d_model=64, api_name="/stability_sweep")
     deadline = time.time() + 60
     while not job.outputs() and time.time() < deadline:

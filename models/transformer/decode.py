@@ -151,9 +151,11 @@ class DecodeStep:
         """On CUDA, record the static step now for the cache's next position (else the first call does):
         a generation's set-up, kept out of the time of its first step. Nothing on a CPU, once recorded,
         or with the cache full; a failed recording leaves the step as on a CPU."""
-        if self.static and self.graph is None and self.embed.is_cuda and _NO_MORE_GRAPHS.is_set():
+        if not (self.static and self.graph is None and self.embed.is_cuda):
+            return
+        if _NO_MORE_GRAPHS.is_set():
             self.static = False
-        if self.static and self.graph is None and self.embed.is_cuda and self.cache.length < self.cache.capacity:
+        elif self.cache.length < self.cache.capacity:
             self.pos.fill_(self.cache.length)
             self.graph, self.logits = _recorded(self)
             self.static = self.graph is not None
