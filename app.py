@@ -88,8 +88,15 @@ CSS = """
 /* Phones and tablets (a figure's column is then under ~600 px): a multi-panel figure keeps a readable
    width and scrolls sideways inside its own box; at 800 px its ticks and subplot titles overlapped. */
 @media (max-width: 1000px) {
-  div:has(> .js-plotly-plot) { overflow-x: auto; }
+  /* (Gradio's block hides its overflow in its style attribute: without !important the rest of the figure was cut off.) */
+  div:has(> .js-plotly-plot) { overflow-x: auto !important; }
   .js-plotly-plot { min-width: 840px; }
+  /* A Markdown table wider than its column scrolls sideways too, and its cells break between words:
+     Gradio's prose breaks anywhere, which on a phone stacked each word of a squeezed column letter by letter. */
+  .prose table { display: block; overflow-x: auto; }
+  .prose th, .prose td { overflow-wrap: normal; word-break: normal; }
+  /* A SHA-256 or another long identifier in a sentence's code breaks rather than run past its box. */
+  .prose p code, .prose li code { overflow-wrap: anywhere; }
 }
 """
 # System fonts only: a Space or a sandbox may not reach a font CDN.
