@@ -6,7 +6,7 @@ import pytest
 import torch
 from gradio_client.exceptions import AppError
 
-from tests.conftest import cancel_and_settle, plot_json
+from tests.conftest import cancel_and_settle, plot_array, plot_json
 
 GRADIENTS = dict(n_layers=6, d_model=64, n_heads=4, norm="layernorm", variants=["post", "pre"], log_y=True,
                  seq_len=32, batch=4, seed=0)
@@ -91,6 +91,11 @@ def test_axes_endpoint_matches_pytorch(client):
     assert (ln_box["y0"], ln_box["y1"]) == (0.5, 1.5)
     assert (bn_box["x0"], bn_box["x1"]) == (1.5, 2.5)
     assert "torch.nn.LayerNorm" in check
+    # Regression: the figure counted from 0 ("b0 t1", feature 2) where the sliders count from 1: the outlined
+    # row and column are labelled with the sliders' numbers.
+    assert plot_array(fig["data"][0]["y"])[1] == "b1 t2"
+    axis = fig["layout"]["xaxis4"]
+    assert axis["ticktext"][axis["tickvals"].index(2)] == "3"
 
 
 def test_training_streams_and_finishes(client):

@@ -194,7 +194,8 @@ def axes_figure(x: list[list[list[float]]], outputs: dict[str, list[list[list[fl
     """
     B, T, F = len(x), len(x[0]), len(x[0][0])
     b0, t0, f0 = cell
-    labels = [tr(lang, "norm_fig_row", b=b, t=t) for b in range(B) for t in range(T)]
+    # Items, tokens and features are counted from 1 on screen, as the sliders that pick the cell count them.
+    labels = [tr(lang, "norm_fig_row", b=b + 1, t=t + 1) for b in range(B) for t in range(T)]
     custom_of = {
         "input": lambda b, t, f: "",
         "layernorm": lambda b, t, f: tr(lang, "norm_fig_group_ln", mean=stats["layernorm"][b][t][0],
@@ -203,7 +204,7 @@ def axes_figure(x: list[list[list[float]]], outputs: dict[str, list[list[list[fl
         "batchnorm": lambda b, t, f: tr(lang, "norm_fig_group_ln", mean=stats["batchnorm"][f][0],
                                                                      std=stats["batchnorm"][f][1]),
     }
-    hover = tr(lang, "norm_fig_hover", item="%{customdata[0]}", token="%{customdata[1]}", feature="%{x}",
+    hover = tr(lang, "norm_fig_hover", item="%{customdata[0]}", token="%{customdata[1]}", feature="%{customdata[3]}",
                value="%{z:.3f}", group="%{customdata[2]}") + "<extra></extra>"
     data, shapes = [], []
     show_text = B * T <= 16 and F <= 8
@@ -211,7 +212,7 @@ def axes_figure(x: list[list[list[float]]], outputs: dict[str, list[list[list[fl
         grid = x if name == "input" else outputs[name]
         z = finite_grid([row for item in grid for row in item])                        # (B·T) × F
         limit = max((abs(v) for row in z for v in row if v is not None), default=1.0) or 1.0
-        custom = [[[b, t, custom_of[name](b, t, f)] for f in range(F)] for b in range(B) for t in range(T)]
+        custom = [[[b + 1, t + 1, custom_of[name](b, t, f), f + 1] for f in range(F)] for b in range(B) for t in range(T)]
         data.append({"type": "heatmap", "z": z, "x": list(range(F)), "y": labels, "zmin": -limit, "zmax": limit,
                      "colorscale": DIVERGING, "showscale": False, "xgap": 1, "ygap": 1, "customdata": custom,
                      "text": [[f"{v:.2f}" if v is not None else "" for v in row] for row in z],
@@ -235,12 +236,15 @@ def axes_figure(x: list[list[list[float]]], outputs: dict[str, list[list[list[fl
     layout = grid_layout([tr(lang, f"norm_fig_{p}") for p in AXES_PANELS], 4, hgap=0.05)
     for i in range(len(AXES_PANELS)):
         suffix = "" if i == 0 else str(i + 1)
-        layout[f"xaxis{suffix}"].update(title={"text": tr(lang, "norm_fig_feature")}, dtick=1, showgrid=False,
-                                        zeroline=False)
+        layout[f"xaxis{suffix}"].update(title={"text": tr(lang, "norm_fig_feature")}, tickmode="array",
+                                        tickvals=list(range(F)), ticktext=[str(f + 1) for f in range(F)],
+                                        showgrid=False, zeroline=False)
         layout[f"yaxis{suffix}"].update(autorange="reversed", showgrid=False, zeroline=False,
                                         showticklabels=i == 0, type="category")
     height = max(300, 130 + 26 * B * T)
-    return figure(data, layout | base_layout(height=height) | {"shapes": shapes})
+    base = base_layout(height=height)
+    base["margin"]["t"] = 100                 # two-line panel titles, clear of the figure's label above them
+    return figure(data, layout | base | {"shapes": shapes})
 
 
 def gradients_summary(trend, n_layers: int, lang: str = "en") -> str:
