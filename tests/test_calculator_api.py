@@ -29,6 +29,15 @@ def test_defaults_alone_answer_with_llama_3_8b(client):
     assert client.predict(api_name="/calculate_verify").count("✓") == 2
 
 
+def test_the_rule_of_thumb_line_names_what_it_is_compared_with(client):
+    """Regression: the line read "12·L·d² rule of thumb: 6.44 B (off by -7.7%)" under "Parameters: 8.03 B",
+    against which the gap is -19.8%: the -7.7% is against the parameters outside the embeddings, and says so.
+    Llama-3-8B: 12·32·4096² = 6,442,450,944; 8,030,261,248 − 2·128,256·4,096 = 6,979,588,096 outside them."""
+    summary = calculate(client)["summary"]
+    rule, outside = 12 * 32 * 4096**2, 8_030_261_248 - 2 * 128_256 * 4_096
+    assert f"{100 * (rule / outside - 1):+.1f}% against the 6.98 B parameters outside the embeddings" in summary
+
+
 def test_mixtral_totals_and_kv_in_the_response(client):
     out = calculate(client, "Mixtral-8x7B")
     assert "46,702,792,704" in out["summary"] and "12,879,925,248" in out["summary"]

@@ -156,7 +156,7 @@ def summary_markdown(a, lang: str = "en") -> str:
     r = a.rule
     why = [S(f"why_{k}", n=s.n_experts, width=H * s.hd, d=d) for k in r.reasons]
     verdict = S("verdict_fails", reasons="; ".join(why)) if why else S("verdict_holds")
-    rows.append(_details(T("h_rule"), f"{human(r.rule)} ({T('off_by', p=100 * r.off)})",
+    rows.append(_details(T("h_rule"), f"{human(r.rule)} ({T('off_by', p=100 * r.off, n=human(r.non_embedding))})",
                          S("rule", L=L, d=d, rule=f"{r.rule:,}", n=f"{r.non_embedding:,}", off=100 * r.off,
                            off_total=100 * r.off_total, att=r.attention_d2, ffn=r.ffn_d2,
                            emb=100 * r.embedding_share, verdict=verdict)))
