@@ -452,7 +452,7 @@ def build() -> dict:
                 gr.Markdown(t("bpe_cl100k_tokens"))
                 ui.cl100k_tokens = gr.HTML(elem_id="bpe_cl100k_tokens")
                 ui.word = gr.Textbox(DEFAULT_WORD, max_length=BPE_MAX_ENCODE_CHARS, label=t("bpe_word"),
-                                     elem_id="bpe_word")
+                                     info=t("bpe_word_info"), elem_id="bpe_word")
                 ui.replay = gr.HTML(elem_id="bpe_replay")
             with gr.Accordion(t("bpe_granularity"), open=True):
                 gr.Markdown(t("bpe_gran_intro"))

@@ -31,6 +31,9 @@ def test_step_retrain_and_encode(page, server_url, shot):
     page.wait_for_function(f"() => document.querySelector('#bpe_competitors .js-plotly-plot')._fullData[0].x[0] != {first}")
     assert chosen_count(page) <= first                              # counts never grow from merge to merge
     expect(page.locator("#bpe_segmentation")).to_contain_text("First 1,500 of")
+    # Regression: the replay box showed "tokenization" and replayed " tokenization" without saying so.
+    assert page.locator("#bpe_word textarea").input_value().startswith(" ")
+    expect(page.locator("#bpe_word")).to_contain_text("A leading space is part of the word")
     # Regression: a number typed in the step box (Enter, no blur) used to change nothing until the box lost focus.
     page.locator("#bpe_step input[type=number]").fill("57")
     page.locator("#bpe_step input[type=number]").press("Enter")
@@ -86,6 +89,7 @@ def test_chinese_ui_and_a_file_that_is_not_utf8(browser, server_url, shot, tmp_p
     page.locator("#bpe_corpus label").filter(has_text="中文文本").click()
     expect(page.locator("#bpe_status")).to_contain_text("32,387 字节", timeout=60_000)
     expect(page.locator("#bpe_competitors .gtitle")).to_contain_text("相互竞争的相邻词元对")
+    expect(page.locator("#bpe_word")).to_contain_text("开头的空格也是这个词的一部分")
     shot(page, "tokenizer-zh")
     latin = tmp_path / "latin1.txt"
     latin.write_bytes("café crème brûlée".encode("latin-1"))
