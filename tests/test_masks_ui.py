@@ -11,6 +11,14 @@ pytestmark = pytest.mark.e2e
 PANELS = "#masks_panels .js-plotly-plot"
 
 
+# The panels whose row labels reach into the grid: each y axis's labels against its x axis's left edge.
+LABELS_INTO_PANELS = """g => Object.keys(g._fullLayout).filter((k) => /^yaxis\\d*$/.test(k)).filter((k) => {
+    const left = g.querySelector(".main-svg").getBoundingClientRect().left + g._fullLayout["x" + k.slice(1)]._offset;
+    const id = k.slice(5);
+    return [...g.querySelectorAll(`.y${id}tick text`)].some((t) => t.getBoundingClientRect().right > left);
+})"""
+
+
 def mask_grid(page):
     return page.locator(PANELS).evaluate("g => g._fullData[0].z")
 
@@ -22,6 +30,8 @@ def test_preset_changes_the_mask(page, server_url, shot):
     expect(page.locator(PANELS)).to_be_visible(timeout=30_000)
     causal = mask_grid(page)
     assert all(row[i + 1:] == [0] * (len(row) - i - 1) for i, row in enumerate(causal))   # lower triangle
+    # Regression: the 45° row labels reached 5.4 px into each panel and touched the first column's numbers.
+    assert page.locator(PANELS).evaluate(LABELS_INTO_PANELS) == []
 
     page.locator("#masks_preset label").filter(has_text="Encoder").click()
     expect(page.locator("#masks_causal input")).not_to_be_checked()

@@ -39,8 +39,9 @@ def token_ticks(labels: list[str], most: int) -> dict:
 def _token_axes(layout: dict, labels: list[str], lang: str, panels: int, *, key_title: bool = True) -> dict:
     """Token labels on both axes of every panel (:data:`ROW_TICK_LABELS` shared by the row), queries top
     to bottom, square cells."""
-    ticks = {**token_ticks(labels, ROW_TICK_LABELS // panels), "tickangle": -45, "showgrid": False,
-             "zeroline": False}
+    # A label at 45° reaches past its tick: the standoff keeps it off the first row's and column's numbers.
+    ticks = {**token_ticks(labels, ROW_TICK_LABELS // panels), "tickangle": -45, "ticklabelstandoff": 8,
+             "showgrid": False, "zeroline": False}
     for i in range(panels):
         suffix = "" if i == 0 else str(i + 1)
         layout[f"xaxis{suffix}"].update(ticks, constrain="domain",
