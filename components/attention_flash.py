@@ -155,7 +155,7 @@ def build() -> dict:
     with gr.Row():
         with gr.Column(scale=1, min_width=280):
             cost.max_T = Dropdown([(t("attn_max_T_auto"), "auto"), *((f"{T:,}", T) for T in MAX_T_CHOICES[1:])],
-                                  value="auto", label=t("attn_max_T"), elem_id="attn_max_T")
+                                  value="auto", label=t("attn_max_T"), info=t("attn_max_T_info"), elem_id="attn_max_T")
             cost.head_dim = Slider(1, ATTN_COST_MAX_HEAD_DIM, value=64, step=1, label=t("attn_cost_head_dim"),
                                    elem_id="attn_cost_d")
             cost.heads = Slider(1, ATTN_COST_MAX_HEADS, value=1, step=1, label=t("attn_cost_heads"),

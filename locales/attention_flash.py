@@ -80,8 +80,10 @@ and after the row's last tile $o = \mathrm{acc} / \ell$. Before the first tile $
                              "memory is measured (not computed from a formula) and drawn beside the formulas. Below: "
                              "the decode side, where a KV cache grows with T and every step reads all of it.",
         "attn_max_T": "Largest T",
-        "attn_max_T_auto": f"auto (this device's largest: {ATTN_COST_MAX_T_CPU // 1024}K on a CPU, "
-                           f"{ATTN_COST_MAX_T_CUDA // 1024}K on a GPU)",
+        # The choice itself short enough for its box (the long one was cut at "16K on"); its info says the rest.
+        "attn_max_T_auto": f"auto: {ATTN_COST_MAX_T_CPU // 1024}K CPU · {ATTN_COST_MAX_T_CUDA // 1024}K GPU",
+        "attn_max_T_info": "auto: the largest this device is allowed "
+                           f"({ATTN_COST_MAX_T_CPU // 1024}K on a CPU, {ATTN_COST_MAX_T_CUDA // 1024}K on a GPU)",
         "attn_cost_head_dim": "Head dim d",
         "attn_cost_heads": "Heads H",
         "attn_cost_batch": "Batch B",
@@ -222,7 +224,8 @@ $$m_{new} = \max\big(m_{old}, \max_j s_j\big),\qquad \ell_{new} = e^{m_{old}-m_{
                              "`scaled_dot_product_attention` 和我们的分块循环都在本机设备上运行；内存是实测的"
                              "（不是按公式算的），并与公式画在一起。下方是解码一侧：KV 缓存随 T 增长，每一步都要读完它。",
         "attn_max_T": "最大 T",
-        "attn_max_T_auto": f"自动（本设备的上限：CPU 为 {ATTN_COST_MAX_T_CPU // 1024}K，"
+        "attn_max_T_auto": f"自动：CPU {ATTN_COST_MAX_T_CPU // 1024}K · GPU {ATTN_COST_MAX_T_CUDA // 1024}K",
+        "attn_max_T_info": f"自动：本设备允许的上限（CPU 为 {ATTN_COST_MAX_T_CPU // 1024}K，"
                            f"GPU 为 {ATTN_COST_MAX_T_CUDA // 1024}K）",
         "attn_cost_head_dim": "头维度 d",
         "attn_cost_heads": "注意力头数 H",

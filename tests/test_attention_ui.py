@@ -55,6 +55,9 @@ def test_step_play_and_change_the_block(page, server_url, shot):
 
 def test_measure_the_cost_then_stop_a_long_sweep(page, server_url, shot):
     open_view(page, server_url, "Attention")
+    # Regression: the default choice ran past its box ("auto (this device's largest: 16K on", the arrow over it).
+    expect(page.locator("#attn_max_T input")).to_have_value(re.compile("^auto"))
+    assert page.locator("#attn_max_T input").evaluate("box => box.scrollWidth <= box.clientWidth")
     page.locator("#attn_max_T input").click()
     page.get_by_role("option", name="1,024", exact=True).click()
     page.locator("#attn_measure").click()
