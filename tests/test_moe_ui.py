@@ -68,6 +68,11 @@ def test_ffn_routing_and_training(page, server_url, shot):
     assert page.locator(ROUTE).evaluate("g => g._fullLayout.xaxis2.range[0]") == 0
 
     page.locator("[data-tab-id=moe_train]").click()
+    # Regression: the figures took their curly quotes from the Chinese font, an em wide ("Press  “Train” : …").
+    waiting = page.locator("#moe_train_load .js-plotly-plot .annotation-text")
+    expect(waiting).to_contain_text("Press “Train”", timeout=30_000)
+    width = "t => t.getSubStringLength(t.textContent.indexOf('“'), 1) / parseFloat(getComputedStyle(t).fontSize)"
+    assert waiting.evaluate(width) < 0.5                              # in ems: a Latin quote is ~0.4, a CJK one 1
     set_number(page, "moe_steps", 20)
     page.locator("#moe_train_button").click()
     expect(page.locator("#moe_train_status")).to_contain_text("20 / 20", timeout=300_000)

@@ -12,7 +12,10 @@ from typing import Iterable
 
 import plotly.graph_objects as go
 
-FONT = "Inter, 'WenQuanYi Micro Hei', 'Noto Sans CJK SC', 'Microsoft YaHei', sans-serif"
+# Latin fonts first, then Chinese ones: a browser takes each character from the first font that has it, and a
+# Chinese font's curly quotes are a full em wide ("Press  “Train” : …" where Inter is not installed).
+FONT = ("Inter, 'Segoe UI', 'Helvetica Neue', Arial, 'Liberation Sans', 'DejaVu Sans', "
+        "'WenQuanYi Micro Hei', 'Noto Sans CJK SC', 'Microsoft YaHei', 'PingFang SC', sans-serif")
 ALLOWED_COLOR = "#4f46e5"     # indigo: may attend
 MASKED_COLOR = "#e5e7eb"      # light gray: masked
 NAN_COLOR = "#dc2626"         # red: NaN
