@@ -710,3 +710,15 @@ def test_the_loss_figure_keeps_its_notes_inside_the_first_panel(E, k):
     assert len(notes) == 2 and top > E
     for note in notes:
         assert (note.x < top / 2) == (note.xanchor == "left")
+
+
+def test_the_aux_panel_draws_both_lines_its_title_names():
+    """Regression: the training curves' aux panel said "dotted: k = balanced; E = collapsed" but drew only k's
+    line, and its range (0 to ~2k) left E = 8 out of sight. Both ends are drawn now, inside the range."""
+    from viz.moe import train_curves_figure
+    series = {"cv": [0.9, 0.5], "aux": [1.4, 1.1], "task": [4.0, 3.6]}
+    fig = train_curves_figure({"aux": series, "no_aux": series}, 0.01, num_experts=8, top_k=2, total_steps=2)
+    dotted = sorted(s.y0 for s in fig.layout.shapes if s.line.dash == "dot" and s.yref == "y2")
+    assert dotted == [2, 8]                                            # k, E
+    low, high = fig.layout.yaxis2.range
+    assert low <= 2 and 8 < high

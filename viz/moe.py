@@ -330,10 +330,12 @@ def train_curves_figure(curves: dict[str, dict[str, list[float]]], aux_coef: flo
     for i in ("", "2", "3"):
         layout[f"xaxis{i}"].update(range=[1, total_steps], title={"text": tr(lang, "moe_fig_step")})
     layout["yaxis"].update(rangemode="tozero")
-    layout["shapes"] = [{"type": "line", "xref": "x2 domain", "yref": "y2", "x0": 0, "x1": 1, "y0": top_k, "y1": top_k,
-                         "line": {"color": GREEN, "dash": "dot", "width": 1.5}}]
+    # The aux loss between its two ends, both drawn: k when the load is balanced, E when one expert takes it all.
+    layout["shapes"] = [{"type": "line", "xref": "x2 domain", "yref": "y2", "x0": 0, "x1": 1, "y0": value, "y1": value,
+                         "line": {"color": color, "dash": "dot", "width": 1.5}}
+                        for value, color in ((top_k, GREEN), (num_experts, NAN_COLOR))]
     highest = max((v for series in curves.values() for v in series["aux"] if v == v), default=top_k)
-    layout["yaxis2"].update(range=[0, max(2 * top_k, highest) * 1.1])
+    layout["yaxis2"].update(range=[0, max(num_experts, highest) * 1.08])
     return figure(data, _with_legend_below(layout, height=360))
 
 
