@@ -9,8 +9,9 @@ run: our ``TinyGPT`` with and without its KV cache (``models.generation.generate
 on a GPT-2 config of the same size (a GELU MLP of 4·d against our SwiGLU of 8/3·d: equal weights
 within 1 %). On CUDA our cached decode replays a CUDA graph of the step; a fifth case launches the
 step's kernels one by one (``cuda_graph=False``). Tokens per second = new tokens / wall time of the
-whole call (prefill included), median of the runs. Targets: cached ≥ 10× uncached; ours cached ≥ 2× HF cached. On a shared machine
-the ratios of process CPU time (same runs) are printed too: time spent descheduled is not in them.
+whole call (prefill included), median of the runs. Targets: cached ≥ 10× uncached; ours cached ≥ 2×
+HF cached. On a shared machine the ratios of process CPU time (same runs) are printed too: time spent
+descheduled is not in them.
 """
 from __future__ import annotations
 

@@ -242,9 +242,9 @@ def axes_figure(x: list[list[list[float]]], outputs: dict[str, list[list[list[fl
         layout[f"yaxis{suffix}"].update(autorange="reversed", showgrid=False, zeroline=False,
                                         showticklabels=i == 0, type="category")
     height = max(300, 130 + 26 * B * T)
-    base = base_layout(height=height)
-    base["margin"]["t"] = 100                 # two-line panel titles, clear of the figure's label above them
-    return figure(data, layout | base | {"shapes": shapes})
+    # A top margin for two-line panel titles, clear of the figure's label above them.
+    return figure(data, layout | base_layout(height=height) | {"margin": {"l": 60, "r": 20, "t": 100, "b": 50},
+                                                               "shapes": shapes})
 
 
 def gradients_summary(trend, n_layers: int, lang: str = "en") -> str:

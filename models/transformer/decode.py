@@ -23,9 +23,10 @@ On a GPU the same step is launch-bound instead: ~370 kernels of a few microsecon
 the CPU to launch it (~1.3 ms a token on an H100, no faster than two CPU cores). There the step is
 *static* (``static=True``, the default on CUDA): the position is read from a tensor and attention spans
 the whole cache, the slots past the token masked, so every step runs the same kernels on the same
-buffers; it is recorded as a CUDA graph before the generation's first decode step (:meth:`DecodeStep.record`,
-outside that step's time) and each step replays it (one launch). Recording is no compilation: 9–11 ms on an H100 (476 ms the first time in a process);
-where it fails, the step runs its kernels one by one as on a CPU.
+buffers; it is recorded as a CUDA graph before the generation's first decode step
+(:meth:`DecodeStep.record`, outside that step's time) and each step replays it (one launch). Recording
+is no compilation: 9–11 ms on an H100 (476 ms the first time in a process); where it fails, the step
+runs its kernels one by one as on a CPU.
 
 The numbers are the forward pass's to float rounding (tests: the logits of every step against the
 plain uncached forward, and the tokens). :func:`supports` says which configurations take this path;
