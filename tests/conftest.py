@@ -230,6 +230,16 @@ def text_overlaps(figure, pairs: list[tuple[str, str]]) -> list[str]:
     }""", [list(pair) for pair in pairs])
 
 
+def gap_under_label(block, title_start: str) -> float:
+    """Pixels from the bottom of a figure block's label (Gradio draws it over the figure's top left) down to
+    the top of the figure's text that starts with ``title_start``; negative when the label covers it."""
+    return block.evaluate("""(block, start) => {
+        const label = block.querySelector("[data-testid=block-label]").getBoundingClientRect();
+        const title = [...block.querySelectorAll(".annotation-text")].find((t) => t.textContent.startsWith(start));
+        return title.getBoundingClientRect().top - label.bottom;
+    }""", title_start)
+
+
 def errors_seen(page):
     """Start recording every error toast the page shows, even one closed a moment later (the learner's
     next click closes the errors shown before it, components/toasts.py); returns a function that reads

@@ -4,11 +4,14 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import wait_until_still
+from tests.conftest import gap_under_label, text_overlaps, wait_until_still
 
 pytestmark = pytest.mark.e2e
 
 TITLE = "#attn_tiles_plot .gtitle"
+# Each figure's subplot titles, side by side: no two may meet (Plotly numbers annotations from 0).
+TITLES_SIDE_BY_SIDE = [(f'.annotation[data-index="{i}"] .annotation-text', f'.annotation[data-index="{i + 1}"] .annotation-text')
+                       for i in range(3)]
 
 
 def open_view(page, server_url, tab_name):
@@ -51,6 +54,15 @@ def test_step_play_and_change_the_block(page, server_url, shot):
     page.wait_for_function(f"() => +document.querySelector('{step}').value >= 3", timeout=30_000)
     page.locator("#attn_sub_heads-button, [data-tab-id=heads]").first.click()
     assert int(wait_until_still(page, step)) < 10                            # 10 if Play went on to the end
+
+    # Regression: on a tablet or a phone (a figure keeps 840 px and scrolls) the rows figure's titles ran
+    # into each other; at 900 px they were 9 px apart.
+    page.locator("#attn_sub_flash-button, [data-tab-id=flash]").first.click()
+    page.set_viewport_size({"width": 900, "height": 900})
+    for figure in ("#attn_tiles_plot .js-plotly-plot", "#attn_rows_plot .js-plotly-plot"):
+        page.wait_for_function(f"() => document.querySelector('{figure} .main-svg').getBoundingClientRect().width <= 860")
+        assert text_overlaps(page.locator(figure), TITLES_SIDE_BY_SIDE) == []
+    assert gap_under_label(page.locator("#attn_rows_plot"), "Running max m") >= 0       # two lines, under the label
 
 
 def test_measure_the_cost_then_stop_a_long_sweep(page, server_url, shot):

@@ -4,6 +4,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.conftest import gap_under_label
+
 pytestmark = pytest.mark.e2e
 
 GRADS = "#norm_grads_plot .js-plotly-plot"
@@ -48,11 +50,7 @@ def test_depth_and_placement_change_the_plot_and_training_streams(page, server_u
                            ".filter(s => s.type === 'rect' && s.xref === 'x4')[0].x0 === 3.5", timeout=30_000)
     expect(page.locator("#norm_axes_check")).to_contain_text("torch.nn.LayerNorm")
     # Regression: the figure's label covered the first line ("input x") of the first panel's two-line title.
-    assert page.locator("#norm_axes_plot").evaluate("""block => {
-        const label = block.querySelector("[data-testid=block-label]").getBoundingClientRect();
-        const title = [...block.querySelectorAll(".annotation-text")].find((t) => t.textContent.startsWith("input x"));
-        return title.getBoundingClientRect().top - label.bottom;
-    }""") >= 0
+    assert gap_under_label(page.locator("#norm_axes_plot"), "input x") >= 0
     # Regression: the highlight sliders went to 8 whatever the shape (2 items, 4 tokens, 6 features by
     # default), and fewer features than the one highlighted answered with an error. They end at the shape.
     assert [page.locator(f"#norm_axes_{c} input[type=range]").get_attribute("max") for c in "btf"] == ["2", "4", "6"]

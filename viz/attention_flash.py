@@ -180,7 +180,8 @@ def rows_figure(ex, frame, lang: str = "en") -> PlainFigure:
         layout[f"xaxis{suffix}"].update(title={"text": tr(lang, "attn_fig_query")}, range=[-0.5, T_q - 0.5])
     layout["yaxis3"].update(range=[0, 1.05])
     layout["legend"] = {"orientation": "h", "x": 0, "y": -0.22}
-    return plain_figure(data, layout | base_layout(height=300))
+    # Two-line panel titles (one line each ran into the next below ~900 px), under the block's label.
+    return plain_figure(data, layout | base_layout(height=330) | {"margin": {"l": 60, "r": 20, "t": 90, "b": 50}})
 
 
 def status_markdown(ex, frame, lang: str = "en") -> str:
