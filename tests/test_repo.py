@@ -32,8 +32,8 @@ def test_readme_test_command_is_what_ci_runs():
 
 
 def test_browser_tests_are_the_ui_files():
-    """tests/conftest.py runs the tests of ``*_ui.py`` files in one worker (one Chromium at a time): that
-    holds only while the browser tests are exactly those files."""
+    """tests/conftest.py schedules the tests of ``*_ui.py`` files apart (one Chromium at a time, but for the
+    last files): that holds only while the browser tests are exactly those files."""
     marks = re.compile(r"^(pytestmark = .*|\s*@)pytest\.mark\.e2e", re.MULTILINE)
     marked = {p.name for p in (ROOT / "tests").glob("test_*.py") if marks.search(p.read_text(encoding="utf-8"))}
     assert marked == {p.name for p in (ROOT / "tests").glob("test_*_ui.py")}
