@@ -50,7 +50,7 @@ def build_demo() -> gr.Blocks:
     """One tab per concept, share links and data export for each, the URL applied on load, each tab drawn
     when it is first shown."""
     with widgets.Blocks(title="LLM Anatomy") as blocks:
-        gr.Markdown(t("app_header"))
+        header = gr.Markdown(t("app_header"))
         tab_blocks, tab_controls, draws = {}, {}, {}
         with gr.Tabs() as tabs:
             for tab_id, label, module in TABS:
@@ -61,6 +61,7 @@ def build_demo() -> gr.Blocks:
                 tab_blocks[tab_id] = tab
         moved = {old: where for _, _, module in TABS for old, where in getattr(module, "MOVED_LINKS", {}).items()}
         share.wire(blocks, tabs, tab_blocks, tab_controls, draws, moved)
+        blocks.hidden_progress_on(header)
     return blocks
 
 

@@ -200,6 +200,23 @@ class Blocks(gr.Blocks):
         with _web_app_built_at_launch():
             return super().queue(*args, **kwargs)
 
+    def hidden_progress_on(self, first: Block) -> None:
+        """Give every event that shows no progress (``show_progress="hidden"``) one progress target:
+        ``first``, the page's first block.
+
+        Gradio's page keeps a loading status for each progress target of every event it has run (each
+        output, unless ``show_progress_on`` names others) and, at each status message of any event, sets
+        them all again, finding each block by a walk of the layout from its top (806 blocks here). Over
+        the app's 384 outputs that grew with every tab opened: a slider move cost the browser's main
+        thread 1.47 s on a fresh page and 2.49 s once every tab had been opened (``bench/bench_page.py``).
+        A hidden progress draws nothing from those statuses; on the first block each costs one step.
+        """
+        if not self.children or self.children[0] is not first:
+            raise ValueError("the progress target must be the page's first block: the page walks the layout to it")
+        for fn in self.fns.values():
+            if fn.show_progress == "hidden" and fn.show_progress_on is None:
+                fn.show_progress_on = [first]
+
     async def preprocess_data(self, block_fn, *args, **kwargs):
         try:
             return await super().preprocess_data(block_fn, *args, **kwargs)

@@ -13,6 +13,7 @@ from gradio.i18n import I18nData
 import app
 import components
 import viz
+from components import widgets
 from components.i18n import LOCALES, lang_of, merge_strings
 from components.wiring import guarded
 from models import device as dev
@@ -149,6 +150,24 @@ def test_no_state_with_a_change_listener_sits_in_a_tab():
         here = inside or kinds.get(node["id"]) == "tabitem"
         return ({node["id"]} if here else set()) | {i for child in node.get("children", []) for i in in_tabs(child, here)}
     assert not listened & in_tabs(config["layout"])
+
+
+def test_events_that_show_no_progress_keep_their_status_on_the_first_block():
+    """Gradio's page keeps a loading status per progress target (each output, by default) of every event it
+    has run, and sets them all at every status message, finding each by a walk of the layout: a slider move
+    cost the browser 2.49 s of script once every tab had been opened, 1.42 s with this (bench/bench_page.py).
+    An event with hidden progress draws nothing from its statuses, so they are kept on the first block."""
+    config = app.demo.get_config_file()
+    first = config["layout"]["children"][0]["id"]
+    hidden = [d for d in config["dependencies"] if d["show_progress"] == "hidden"]
+    shown = [d for d in config["dependencies"] if d["show_progress"] != "hidden"]
+    assert len(hidden) > 100 and all(d["show_progress_on"] == [first] for d in hidden)
+    assert shown and all(d["show_progress_on"] is None for d in shown)   # a shown progress stays on its outputs
+    with pytest.raises(ValueError, match="first block"):
+        with widgets.Blocks() as blocks:
+            gr.Markdown("a")
+            later = gr.Markdown("b")
+        blocks.hidden_progress_on(later)
 
 
 def test_every_tab_module_is_in_the_app():
