@@ -208,8 +208,9 @@ class Blocks(gr.Blocks):
         output, unless ``show_progress_on`` names others) and, at each status message of any event, sets
         them all again, finding each block by a walk of the layout from its top (806 blocks here). Over
         the app's 384 outputs that grew with every tab opened: a slider move cost the browser's main
-        thread 1.47 s on a fresh page and 2.49 s once every tab had been opened (``bench/bench_page.py``).
-        A hidden progress draws nothing from those statuses; on the first block each costs one step.
+        thread ~1.7 s on a fresh page and ~2.5 s once every tab had been opened; ~1.3 and ~1.6 s with this
+        (``bench/bench_page.py``). A hidden progress draws nothing from those statuses; on the first block
+        each costs one step.
         """
         if not self.children or self.children[0] is not first:
             raise ValueError("the progress target must be the page's first block: the page walks the layout to it")
