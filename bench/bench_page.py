@@ -39,6 +39,7 @@ COUNT_PLOTLY = """() => { window.__plotlyMs = 0; const react = window.Plotly.rea
 
 
 def task_seconds(cdp) -> float:
+    """Seconds of main-thread tasks the page has run so far (Chromium's own count)."""
     return next(m["value"] for m in cdp.send("Performance.getMetrics")["metrics"] if m["name"] == "TaskDuration")
 
 

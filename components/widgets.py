@@ -206,11 +206,11 @@ class Blocks(gr.Blocks):
 
         Gradio's page keeps a loading status for each progress target of every event it has run (each
         output, unless ``show_progress_on`` names others) and, at each status message of any event, sets
-        them all again, finding each block by a walk of the layout from its top (806 blocks here). Over
-        the app's 384 outputs that grew with every tab opened: a slider move cost the browser's main
-        thread ~1.7 s on a fresh page and ~2.5 s once every tab had been opened; ~1.3 and ~1.6 s with this
-        (``bench/bench_page.py``). A hidden progress draws nothing from those statuses; on the first block
-        each costs one step.
+        them all again, finding each block by a walk of the layout from its top (806 blocks here): over
+        the app's 384 outputs, every event cost the browser more with each tab opened (``bench/bench_page.py``,
+        the README has the figures). A hidden progress draws nothing from those statuses; on the first
+        block each costs one step. (A Markdown or HTML drops its ``min_height`` while pending: ``first``
+        must not have one.)
         """
         if not self.children or self.children[0] is not first:
             raise ValueError("the progress target must be the page's first block: the page walks the layout to it")

@@ -154,9 +154,9 @@ def test_no_state_with_a_change_listener_sits_in_a_tab():
 
 def test_events_that_show_no_progress_keep_their_status_on_the_first_block():
     """Gradio's page keeps a loading status per progress target (each output, by default) of every event it
-    has run, and sets them all at every status message, finding each by a walk of the layout: a slider move
-    cost the browser ~2.5 s of script once every tab had been opened, ~1.6 s with this (bench/bench_page.py).
-    An event with hidden progress draws nothing from its statuses, so they are kept on the first block."""
+    has run, and sets them all at every status message, finding each by a walk of the layout: each event cost
+    the browser more with every tab opened (bench/bench_page.py). An event with hidden progress draws nothing
+    from its statuses, so they are kept on the first block."""
     config = app.demo.get_config_file()
     first = config["layout"]["children"][0]["id"]
     hidden = [d for d in config["dependencies"] if d["show_progress"] == "hidden"]

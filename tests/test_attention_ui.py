@@ -9,7 +9,7 @@ from tests.conftest import gap_under_label, text_overlaps, wait_until_still
 pytestmark = pytest.mark.e2e
 
 TITLE = "#attn_tiles_plot .gtitle"
-# Each figure's subplot titles, side by side: no two may meet (Plotly numbers annotations from 0).
+# A figure's subplot titles, side by side (four in the tiles figure, three in the rows one): no two may meet.
 TITLES_SIDE_BY_SIDE = [(f'.annotation[data-index="{i}"] .annotation-text', f'.annotation[data-index="{i + 1}"] .annotation-text')
                        for i in range(3)]
 

@@ -37,3 +37,5 @@ def test_browser_tests_are_the_ui_files():
     marks = re.compile(r"^(pytestmark = .*|\s*@)pytest\.mark\.e2e", re.MULTILINE)
     marked = {p.name for p in (ROOT / "tests").glob("test_*.py") if marks.search(p.read_text(encoding="utf-8"))}
     assert marked == {p.name for p in (ROOT / "tests").glob("test_*_ui.py")}
+    from tests.conftest import FIRST_BROWSER_FILES, LAST_BROWSER_FILES
+    assert set(FIRST_BROWSER_FILES + LAST_BROWSER_FILES) <= marked           # a renamed file would drop out
