@@ -6,7 +6,8 @@ of figures and of messages built on the server (translated here by :func:`tr`), 
 backend's error messages (a :class:`models.errors.InputError` carries a key and its parameters;
 its English is rendered from here, the UI renders the learner's language).
 
-Values are ``str.format`` templates: ``"{name} = {value} must be from {low} to {high}"``.
+Values are ``str.format`` templates: ``"{name} = {value} must be from {low} to {high}"``. One spec
+more, for English plurals: ``{n:|merge|merges}`` is the first word when ``n`` is 1, else the second.
 A parameter that is a :class:`Term` is itself a key, rendered in the same language (a field's
 name: ``Term("learning_rate")`` is "learning rate" in English, "学习率" in Chinese).
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+import string
 from typing import Any, Mapping
 
 LOCALES = ("en", "zh-CN")
@@ -73,6 +75,23 @@ def language(lang: str | None) -> str:
     return lang if lang in LOCALES else DEFAULT
 
 
+class _Plurals(string.Formatter):
+    """``str.format`` plus the plural spec ``{n:|one|many}``.
+
+    >>> _Plurals().format("{n:,} {n:|merge|merges}, {m:,} {m:|merge|merges}", n=1, m=1000)
+    '1 merge, 1,000 merges'
+    """
+
+    def format_field(self, value: Any, spec: str) -> str:
+        if spec.startswith("|"):
+            one, many = spec[1:].split("|")
+            return one if value == 1 else many
+        return super().format_field(value, spec)
+
+
+PLURALS = _Plurals()
+
+
 def tr(lang: str | None, key: str, **params: Any) -> str:
     """The text of ``key`` in ``lang`` with ``params`` filled in (:class:`Term` parameters translated).
 
@@ -84,4 +103,4 @@ def tr(lang: str | None, key: str, **params: Any) -> str:
     if not params:
         return template
     shown = {k: table.get(f"term_{v}", v) if isinstance(v, Term) else v for k, v in params.items()}
-    return template.format(**shown)
+    return PLURALS.format(template, **shown) if ":|" in template else template.format(**shown)

@@ -11,7 +11,7 @@ STRINGS = {
         "bpe_corpus": "Corpus",
         "bpe_corpus_en": "English prose", "bpe_corpus_zh": "Chinese prose", "bpe_corpus_code": "Python code",
         "bpe_corpus_mixed": "Mixed, with emoji", "bpe_corpus_custom": "Your text",
-        "bpe_text": f"Training text (edit it, paste, or upload; at most {BPE_MAX_CORPUS_BYTES // 1000:,} KB of UTF-8)",
+        "bpe_text": f"Training text (edit it, paste, or upload; at most {BPE_MAX_CORPUS_BYTES / 1_000_000:g} MB of UTF-8)",
         "bpe_upload": "Upload a UTF-8 text file (≤ 1 MB)",
         "bpe_merges": "Number of merges (vocabulary = 256 + merges)",
         "bpe_split": "Split the text before counting pairs",
@@ -34,7 +34,7 @@ STRINGS = {
         "bpe_cl100k_tokens": "#### Your text, tokenized by GPT-4",
         "bpe_merges_table": "All merges (table)",
         "bpe_download": "Download merges + vocabulary (JSON)",
-        "bpe_step_fitted": "Step {step}: this tokenizer learned {m} merges, so the last one is shown.",
+        "bpe_step_fitted": "Step {step}: this tokenizer learned {m} {m:|merge|merges}, so the last one is shown.",
         "bpe_no_trace": "No tokenizer has been trained in this session yet: press **Train** "
                         "(API: call `/bpe_train` first, with the same client).",
         "bpe_progress": "Training… {done:,} / {total:,} merges",
@@ -59,17 +59,17 @@ STRINGS = {
         "bpe_fig_shown": "First {shown:,} of {total:,} tokens drawn (the counts cover the whole text). "
                  "Hover a token for its id and bytes; <b>underlined</b>: the token this merge made; "
                  "<span class='bpe-byte'>\\xe9</span>: a byte of a character cut in two.",
-        "bpe_fig_all_shown": "{total:,} tokens. Hover a token for its id and bytes; <b>underlined</b>: the token "
+        "bpe_fig_all_shown": "{total:,} {total:|token|tokens}. Hover a token for its id and bytes; <b>underlined</b>: the token "
                      "this merge made; <span class='bpe-byte'>\\xe9</span>: a byte of a character cut in two.",
         "bpe_fig_empty": "(no text)",
-        "bpe_fig_bytes": "bytes",
+        "bpe_fig_bytes": "{n} {n:|byte|bytes}",
         "bpe_fig_part_of": "bytes of {chars}",
         "bpe_fig_step0": "### Step 0: raw bytes\nThe text is **{tokens:,} tokens**, one per UTF-8 byte "
                  "(vocabulary: the 256 byte values). Press ▶ or move the slider to see the merges.",
         "bpe_fig_merge": "### Merge {k:,} of {m:,}\n{left} + {right} → **token {new}** {text}\n\n"
                  "- count of the pair: **{count:,}**{overlap}\n"
                  "- tokens in the text: {before:,} → **{after:,}** ({bpt:.2f} bytes per token)\n"
-                 "- vocabulary: 256 bytes + {k:,} merges = **{vocab:,}** tokens\n- {tie}",
+                 "- vocabulary: 256 bytes + {k:,} {k:|merge|merges} = **{vocab:,}** tokens\n- {tie}",
         "bpe_fig_overlap": " (merged {replaced:,} times: overlapping occurrences, as in `aaa`, merge once)",
         "bpe_fig_no_tie": "no tie: this pair's count was the highest on its own",
         "bpe_fig_tie": "**tie**: {tied:,} pairs had count {count:,}; the rule ({rule}) chose this one",
@@ -86,19 +86,19 @@ STRINGS = {
         "bpe_fig_now": "step {k:,}",
         "bpe_fig_cl100k_line": "GPT-4 cl100k: {bpt:.2f}",
         "bpe_fig_stopped": "⚠️ Training stopped after {got:,} of {asked:,} merges: {reason}.",
-        "bpe_fig_trained": "Trained **{got:,} merges** on {bytes:,} bytes ({split}, tie rule: {rule}) in {ms:,.1f} ms.",
-        "bpe_fig_nul": " The text holds {n:,} NUL character(s), drawn as ␀: byte-level BPE treats byte 0 like any other.",
+        "bpe_fig_trained": "Trained **{got:,} {got:|merge|merges}** on {bytes:,} bytes ({split}, tie rule: {rule}) in {ms:,.1f} ms.",
+        "bpe_fig_nul": " The text holds {n:,} NUL {n:|character|characters}, drawn as ␀: byte-level BPE treats byte 0 like any other.",
         "bpe_fig_encode_empty": "Type some text above to see it encoded.",
-        "bpe_fig_encode_summary": "**{tokens:,} tokens** for {chars:,} characters = {bytes:,} bytes "
-                          "({bpt:.2f} bytes per token) with the first {k:,} merges. Ids: `{ids}`",
+        "bpe_fig_encode_summary": "**{tokens:,} {tokens:|token|tokens}** for {chars:,} {chars:|character|characters} = {bytes:,} {bytes:|byte|bytes} "
+                          "({bpt:.2f} bytes per token) with the first {k:,} {k:|merge|merges}. Ids: `{ids}`",
         "bpe_fig_ascii_only": "Every character here is one byte (ASCII), so each starts as its own token.",
         "bpe_fig_char": "character", "bpe_fig_code": "code point", "bpe_fig_utf8": "UTF-8 bytes", "bpe_fig_now_tokens": "tokens now (step {k:,})",
-        "bpe_fig_joined": "one token from", "bpe_fig_merge_n": "merge {n:,}", "bpe_fig_never": "never in {m:,} merges",
+        "bpe_fig_joined": "one token from", "bpe_fig_merge_n": "merge {n:,}", "bpe_fig_never": "never in {m:,} {m:|merge|merges}",
         "bpe_fig_compare_title": "Bytes per token: your tokenizer and GPT-4's (tokens on the bars)",
         "bpe_fig_bpt_axis": "bytes / token",
         "bpe_fig_bpt_hover": "{bpt} bytes per token, {tokens} tokens",
         "bpe_fig_training_text": "training text", "bpe_fig_your_text": "your text",
-        "bpe_fig_ours_k": "yours, step {k:,} ({v:,} tokens)", "bpe_fig_ours_all": "yours, all {m:,} merges ({v:,} tokens)",
+        "bpe_fig_ours_k": "yours, step {k:,} ({v:,} {v:|token|tokens})", "bpe_fig_ours_all": "yours, all {m:,} {m:|merge|merges} ({v:,} {v:|token|tokens})",
         "bpe_fig_cl100k": "GPT-4 cl100k_base ({v:,} ranks)",
         "bpe_fig_sha_ok": "GPT-4's `cl100k_base` read offline from `{path}`: SHA-256 `{sha}` ✓ equals the hash "
                   "tiktoken expects. {ranks:,} ranks = {bytes:,} single bytes + {merges:,} merges, parsed in {ms:.0f} ms "
@@ -106,7 +106,7 @@ STRINGS = {
         "bpe_fig_cmp_row": "| {what} | {ours_k:,} | {ours_all:,} | {cl:,} |",
         "bpe_fig_cmp_head": "| tokens | yours, step {k:,} | yours, all merges | GPT-4 cl100k |\n|---|---:|---:|---:|",
         "bpe_fig_replay_title": "{word}, merge by merge (lowest rank first)",
-        "bpe_fig_replay_ours": "yours ({n} merges)", "bpe_fig_replay_cl100k": "GPT-4 ({n} merges)",
+        "bpe_fig_replay_ours": "yours ({n} {n:|merge|merges})", "bpe_fig_replay_cl100k": "GPT-4 ({n} merges)",
         "bpe_fig_replay_empty": "Type a word to replay.",
         "bpe_fig_replay_start": "UTF-8 bytes", "bpe_fig_replay_ours_row": "merge {n:,}", "bpe_fig_replay_cl100k_row": "rank {n:,}",
         "bpe_fig_h_merge": "merge", "bpe_fig_h_id": "id", "bpe_fig_h_token": "token", "bpe_fig_h_left": "left", "bpe_fig_h_right": "right",
@@ -170,7 +170,7 @@ STRINGS = {
         "bpe_corpus": "语料",
         "bpe_corpus_en": "英文文本", "bpe_corpus_zh": "中文文本", "bpe_corpus_code": "Python 代码",
         "bpe_corpus_mixed": "混合文本（含表情符号）", "bpe_corpus_custom": "你的文本",
-        "bpe_text": f"训练文本（可编辑、粘贴或上传；UTF-8 最多 {BPE_MAX_CORPUS_BYTES // 1000:,} KB）",
+        "bpe_text": f"训练文本（可编辑、粘贴或上传；UTF-8 最多 {BPE_MAX_CORPUS_BYTES / 1_000_000:g} MB）",
         "bpe_upload": "上传 UTF-8 文本文件（≤ 1 MB）",
         "bpe_merges": "合并次数（词表 = 256 + 合并次数）",
         "bpe_split": "统计相邻词元对之前如何切分文本",
@@ -220,7 +220,7 @@ STRINGS = {
         "bpe_fig_all_shown": "共 {total:,} 个词元。把鼠标移到词元上可看到它的 id 和字节；<b>下划线</b>：这次合并产生的词元；"
                      "<span class='bpe-byte'>\\xe9</span>：被切开的字符的一个字节。",
         "bpe_fig_empty": "（没有文本）",
-        "bpe_fig_bytes": "字节",
+        "bpe_fig_bytes": "{n} 字节",
         "bpe_fig_part_of": "属于 {chars} 的字节",
         "bpe_fig_step0": "### 第 0 步：原始字节\n文本共 **{tokens:,} 个词元**，每个 UTF-8 字节一个"
                  "（词表：256 个字节值）。按 ▶ 或拖动滑块查看每次合并。",

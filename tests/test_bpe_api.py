@@ -180,7 +180,19 @@ def test_early_stop_is_explained(client):
 
 def test_nul_characters_are_trained_and_reported(client):
     out = train(client, text="a\x00\x00b a\x00\x00b", merges=3)
-    assert "2 NUL" not in out["status"] and "4 NUL character(s)" in out["status"]
+    assert "2 NUL" not in out["status"] and "4 NUL characters" in out["status"]
+
+
+def test_one_merge_is_said_in_the_singular_and_ticked_in_whole_sizes(client):
+    """Regression: "Trained **1 merges**", "256 bytes + 1 merges", "yours (1 merges)", and the curves'
+    vocabulary axis ticked at 256.2, 256.4, … for a tokenizer of one merge."""
+    out = train(client, merges=1, your_text="a", word="a")
+    shown = json.dumps(out, ensure_ascii=False)
+    assert "Trained **1 merge**" in out["status"] and "+ 1 merge = **257**" in out["card"]
+    assert "**1 token** for 1 character = 1 byte" in out["encode_summary"]
+    assert not re.search(r"\b1 (merges|tokens|characters|bytes)\b", shown), re.findall(r".{40}\b1 merges.{10}", shown)
+    curves = plot_json(out["curves"])["layout"]
+    assert curves["xaxis"]["dtick"] == curves["xaxis2"]["dtick"] == 1
 
 
 def test_a_fresh_session_is_told_to_train_first(server_url):

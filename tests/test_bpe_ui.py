@@ -89,6 +89,10 @@ def test_chinese_ui_and_a_file_that_is_not_utf8(browser, server_url, shot, tmp_p
     page.locator("#bpe_corpus label").filter(has_text="中文文本").click()
     expect(page.locator("#bpe_status")).to_contain_text("32,387 字节", timeout=60_000)
     expect(page.locator("#bpe_competitors .gtitle")).to_contain_text("相互竞争的相邻词元对")
+    # Regression: most lines of the Chinese training text broke inside a byte's escape ("\xe" | "8").
+    escapes = page.locator("#bpe_segmentation .bpe-byte")
+    expect(escapes.first).to_be_visible()
+    assert escapes.evaluate_all("bs => bs.filter(b => b.getClientRects().length > 1).map(b => b.textContent)") == []
     expect(page.locator("#bpe_word")).to_contain_text("开头的空格也是这个词的一部分")
     shot(page, "tokenizer-zh")
     latin = tmp_path / "latin1.txt"

@@ -24,7 +24,7 @@ STYLE = """<style>
  border:1px solid #e5e7eb;border-radius:8px;background:#fff;color:#111827}
 .bpe-tokens span{border-radius:3px;padding:1px 0}
 .bpe-tokens .bpe-new{box-shadow:inset 0 -3px 0 #4f46e5;font-weight:700;color:#312e81}
-.bpe-tokens .bpe-byte{font-size:11px;color:#7c2d12}
+.bpe-tokens .bpe-byte{font-size:11px;color:#7c2d12;white-space:nowrap}   /* a line breaks between escapes, never inside one */
 .bpe-note{font-size:12px;color:#6b7280;margin:4px 0}
 </style>"""
 
@@ -91,10 +91,11 @@ def tokens_html(tokens: list[tuple[int, bytes]], total: int, lang: str = "en", *
                 highlight: int | None = None) -> str:
     """The tokens as coloured spans (title = id, bytes, and the character a cut token belongs to),
     and a note on how many are drawn."""
-    spans, chars, at = [], None, 0
+    spans, chars, at, sizes = [], None, 0, {}
     for i, (tid, token) in enumerate(tokens):
         cls = " class='bpe-new'" if tid == highlight else ""
-        title = f"id {tid} · {len(token)} {tr(lang, 'bpe_fig_bytes')} · {token.hex(' ')}"
+        size = sizes.get(len(token)) or sizes.setdefault(len(token), tr(lang, "bpe_fig_bytes", n=len(token)))
+        title = f"id {tid} · {size} · {token.hex(' ')}"
         try:
             token.decode("utf-8")
         except UnicodeDecodeError:                         # a piece of a character: say which
@@ -172,6 +173,8 @@ def curves_figure(tokens: list[int], k: int, cl100k_bpt: float | None = None, la
         layout[f"xaxis{suffix}"]["title"] = {"text": tr(lang, "bpe_fig_vocab_size")}
         layout[f"xaxis{suffix}"]["gridcolor"] = layout[f"yaxis{suffix}"]["gridcolor"] = "#eef2f7"
     layout["yaxis"]["rangemode"] = "tozero"
+    if len(tokens) <= 10:          # a vocabulary size is whole: below ~10 merges Plotly would tick 256.2, 256.4, …
+        layout["xaxis"]["dtick"] = layout["xaxis2"]["dtick"] = 1
     if cl100k_bpt:
         layout["shapes"] = [{"type": "line", "xref": "x2 domain", "x0": 0, "x1": 1, "yref": "y2",
                              "y0": cl100k_bpt, "y1": cl100k_bpt, "line": {"color": CL100K_COLOR, "dash": "dash"}}]
