@@ -14,8 +14,13 @@ side of it. Debian's Chromium, headless as the browser tests run it, opens ``?ta
 3. the same move after every other tab has been opened and drawn (what a learner who has used
    the app pays for each event).
 
+4. the move of (2) on a fresh page where every axis is drawn with ``automargin`` off (set in the page
+   before each ``Plotly.react``: a measurement of what Plotly's measuring of tick labels costs, not
+   something the app does; the app's figures take ``automargin`` from plotly.py's default template).
+
 The reference is (2): the ratio (3)/(2) says how much more each event costs once every tab has
-been used. Each line also says how much of it went to ``Plotly.react`` (drawing the figures).
+been used, (4)/(2) what the axes' automargin costs. Each line also says how much of it went to
+``Plotly.react`` (drawing the figures).
 """
 from __future__ import annotations
 
@@ -36,6 +41,16 @@ PANELS = "#masks_panels .js-plotly-plot"
 COUNT_PLOTLY = """() => { window.__plotlyMs = 0; const react = window.Plotly.react;
     window.Plotly.react = function (...args) { const t = performance.now();
         try { return react.apply(this, args); } finally { window.__plotlyMs += performance.now() - t; } }; }"""
+
+# Before each Plotly.react, every axis of the figure (and the template's) gets automargin: false.
+AUTOMARGIN_OFF = """(() => { let plotly;
+  const patch = (P) => { const react = P.react;
+    P.react = function (gd, data, layout, config) {
+      for (const key of Object.keys(layout || {})) if (/^[xy]axis\\d*$/.test(key)) layout[key].automargin = false;
+      for (const axis of ["xaxis", "yaxis"]) if (layout?.template?.layout?.[axis]) layout.template.layout[axis].automargin = false;
+      return react.call(this, gd, data, layout, config); };
+    return P; };
+  Object.defineProperty(window, "Plotly", {configurable: true, get: () => plotly, set: (P) => { plotly = patch(P); }}); })();"""
 
 
 def task_seconds(cdp) -> float:
@@ -91,6 +106,17 @@ def main() -> None:
         page.locator("[data-tab-id=masks]").click()
         page.wait_for_timeout(2000)
         used, used_plotly = moves(page, cdp, args.moves)
+
+        page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        page.set_default_timeout(120_000)
+        page.add_init_script(AUTOMARGIN_OFF)
+        cdp = page.context.new_cdp_session(page)
+        cdp.send("Performance.enable")
+        page.goto(f"{url}?tab=masks")
+        page.locator(PANELS).wait_for()
+        page.wait_for_timeout(2000)
+        page.evaluate(COUNT_PLOTLY)
+        bare, bare_plotly = moves(page, cdp, args.moves)
         browser.close()
 
     print(f"Chromium {CHROMIUM}, main-thread task seconds (CDP TaskDuration), medians of {args.moves} moves\n")
@@ -99,7 +125,8 @@ def main() -> None:
     print(f"| page load (`?tab=masks`, to its panels drawn) | {load:.2f} s | |")
     print(f"| a slider move, fresh page (reference) | {fresh:.2f} s | {fresh_plotly:.2f} s |")
     print(f"| the same move after every tab was opened | {used:.2f} s | {used_plotly:.2f} s |")
-    print(f"\nafter every tab / fresh: {used / fresh:.2f}x")
+    print(f"| the move of the reference, every axis's automargin off | {bare:.2f} s | {bare_plotly:.2f} s |")
+    print(f"\nafter every tab / fresh: {used / fresh:.2f}x; automargin off / fresh: {bare / fresh:.2f}x")
 
 
 if __name__ == "__main__":
