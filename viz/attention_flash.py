@@ -181,7 +181,7 @@ def rows_figure(ex, frame, lang: str = "en") -> PlainFigure:
     layout["yaxis3"].update(range=[0, 1.05])
     layout["legend"] = {"orientation": "h", "x": 0, "y": -0.22}
     # Two-line panel titles (one line each ran into the next below ~900 px), under the block's label.
-    return plain_figure(data, layout | base_layout(height=330, top=90))
+    return plain_figure(data, layout | base_layout(height=330, margin={"t": 90}))
 
 
 def status_markdown(ex, frame, lang: str = "en") -> str:

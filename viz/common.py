@@ -132,15 +132,15 @@ def axis_ref(i: int) -> dict:
     return {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}"}
 
 
-def base_layout(*, height: int, title: str | None = None, top: int | None = None) -> dict:
-    """The house look as a layout dict: compact margins, a font with CJK fallbacks, white. ``top``: the top
-    margin, where the default leaves too little (panel titles of two lines under the figure's label).
+def base_layout(*, height: int, title: str | None = None, margin: dict | None = None) -> dict:
+    """The house look as a layout dict: compact margins, a font with CJK fallbacks, white. ``margin``: the
+    sides the defaults leave too small for (panel titles of two lines, labels measured by :func:`text_px`).
 
-    >>> base_layout(height=300)["margin"]["t"], base_layout(height=300, top=100)["margin"]
+    >>> base_layout(height=300)["margin"]["t"], base_layout(height=300, margin={"t": 100})["margin"]
     (60, {'l': 60, 'r': 20, 't': 100, 'b': 50})
     """
     return {
-        "height": height, "margin": {"l": 60, "r": 20, "t": top or (90 if title else 60), "b": 50},
+        "height": height, "margin": {"l": 60, "r": 20, "t": 90 if title else 60, "b": 50} | (margin or {}),
         "font": {"family": FONT, "size": 12}, "plot_bgcolor": "white", "paper_bgcolor": "white",
         **({"title": {"text": title, "x": 0.01, "xanchor": "left"}} if title else {}),
     }

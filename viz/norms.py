@@ -243,7 +243,7 @@ def axes_figure(x: list[list[list[float]]], outputs: dict[str, list[list[list[fl
                                         showticklabels=i == 0, type="category")
     height = max(300, 130 + 26 * B * T)
     # A top margin for two-line panel titles, clear of the figure's label above them.
-    return figure(data, layout | base_layout(height=height, top=100) | {"shapes": shapes})
+    return figure(data, layout | base_layout(height=height, margin={"t": 100}) | {"shapes": shapes})
 
 
 def gradients_summary(trend, n_layers: int, lang: str = "en") -> str:
