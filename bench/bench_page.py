@@ -15,8 +15,8 @@ side of it. Debian's Chromium, headless as the browser tests run it, opens ``?ta
    the app pays for each event).
 
 4. the move of (2) on a fresh page where every axis is drawn with ``automargin`` off (set in the page
-   before each ``Plotly.react``: a measurement of what Plotly's measuring of tick labels costs, not
-   something the app does; the app's figures take ``automargin`` from plotly.py's default template).
+   before each ``Plotly.react``): what Plotly's measuring of tick labels still costs the tab. The
+   masks figures size their own margins (``viz.masks._token_margin``), so it is ~1x there now.
 
 The reference is (2): the ratio (3)/(2) says how much more each event costs once every tab has
 been used, (4)/(2) what the axes' automargin costs. Each line also says how much of it went to

@@ -18,6 +18,19 @@ LABELS_INTO_PANELS = """g => Object.keys(g._fullLayout).filter((k) => /^yaxis\\d
     return [...g.querySelectorAll(`.y${id}tick text`)].some((t) => t.getBoundingClientRect().right > left);
 })"""
 
+# Every masks figure drawn at the margins it set (Plotly measured no label to push them, so it drew once),
+# and no tick label or axis title past its figure's edge: the problems found, as text.
+MARGINS_FIT = """() => [...document.querySelectorAll("#tab_masks .js-plotly-plot")].filter((g) => g.offsetParent).flatMap((g) => {
+    const id = g.closest("[id]").id, svg = g.querySelector(".main-svg").getBoundingClientRect();
+    const set = g._fullLayout.margin, drawn = g._fullLayout._size;
+    const moved = ["l", "r", "t", "b"].filter((side) => Math.abs(drawn[side] - set[side]) > 1).map((side) => `${id} ${side}`);
+    const out = [...g.querySelectorAll(".xtick text, .ytick text, .g-xtitle text, .g-ytitle text")].filter((t) => {
+        const r = t.getBoundingClientRect();
+        return r.width && (r.left < svg.left || r.right > svg.right || r.top < svg.top || r.bottom > svg.bottom);
+    }).map((t) => `${id} cuts ${t.textContent}`);
+    return [...moved, ...out];
+})"""
+
 
 def mask_grid(page):
     return page.locator(PANELS).evaluate("g => g._fullData[0].z")
@@ -32,6 +45,9 @@ def test_preset_changes_the_mask(page, server_url, shot):
     assert all(row[i + 1:] == [0] * (len(row) - i - 1) for i, row in enumerate(causal))   # lower triangle
     # Regression: the 45° row labels reached 5.4 px into each panel and touched the first column's numbers.
     assert page.locator(PANELS).evaluate(LABELS_INTO_PANELS) == []
+    # Regression: Plotly's automargin measured every label before each draw, then drew again to push the
+    # margins (a third of each slider move's main thread here, bench/bench_page.py).
+    assert page.evaluate(MARGINS_FIT) == []
 
     page.locator("#masks_preset label").filter(has_text="Encoder").click()
     expect(page.locator("#masks_causal input")).not_to_be_checked()
@@ -70,6 +86,11 @@ def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
     page.get_by_role("tab", name="注意力掩码").click()
     expect(page.locator("#masks_nan .gtitle")).to_have_text(re.compile("完全遮蔽|没有被完全遮蔽"), timeout=30_000)
     box = page.locator("#masks_text textarea")
+    box.fill("露营天气预报很准确 今天\ninternationalization")                   # the widest labels: 9 CJK, 10 Latin
+    box.blur()
+    page.wait_for_function("() => [...document.querySelectorAll('#tab_masks .js-plotly-plot')]"
+                           ".every((g) => g._fullLayout.xaxis.ticktext[0] === '露营天气预报很准确')")
+    assert page.evaluate(MARGINS_FIT) == []
     box.fill("")
     box.blur()
     expect(page.locator(".toast-body").first).to_contain_text("请至少输入一个句子", timeout=15_000)   # in Chinese

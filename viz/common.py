@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import unicodedata
 from typing import Iterable
 
 import plotly.graph_objects as go
@@ -144,6 +145,19 @@ def base_layout(*, height: int, title: str | None = None, margin: dict | None = 
         "font": {"family": FONT, "size": 12}, "plot_bgcolor": "white", "paper_bgcolor": "white",
         **({"title": {"text": title, "x": 0.01, "xanchor": "left"}} if title else {}),
     }
+
+
+def text_px(text: str, size: float = 12) -> float:
+    """About how wide ``text`` is drawn at ``size`` px, erring wide: 0.62 em a character, 1 em a CJK one (DejaVu
+    Sans, the widest usual fallback of :data:`FONT`, averages ~0.55 em a Latin letter).
+
+    A figure that draws its axes with ``automargin`` off sizes its margins with this: Plotly's automargin
+    measures every tick label before each draw, a measured share of each slider move (``bench/bench_page.py``).
+
+    >>> text_px("mat"), text_px("露营")
+    (22.32, 24.0)
+    """
+    return size * sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.62 for c in text)
 
 
 def waiting(message: str, *, height: int = 300) -> go.Figure:

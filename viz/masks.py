@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from locales import tr
 from viz.common import (ALLOWED_COLOR, MASKED_COLOR, NAN_COLOR, PLOT_WIDTH, WEIGHT_SCALE, PlainFigure, axis_ref,
-                        base_layout, finite_grid, plain_figure, spaced, subplot_row)
+                        base_layout, finite_grid, plain_figure, spaced, subplot_row, text_px)
 
 CONVENTIONS = ("allow", "masked")   # True = may attend (PyTorch) | 1 = masked (many tutorials)
 HOVER = "query %{y} → key %{x}: %{text}<extra></extra>"
@@ -23,6 +23,10 @@ def short(label: str, width: int = 10) -> str:
 
 
 ROW_TICK_LABELS = 36      # token labels across a row of panels, ~20 px apart at a 1280 px window
+TICK_STANDOFF = 8         # px between an axis and its labels (clear of the first row's and column's numbers)
+TICK_PAD = 8              # px Plotly adds between the standoff and a rotated label (measured: 5)
+AXIS_TITLE_PX = 30        # an axis title's line and Plotly's gap before it
+COLORBAR_PX = 105         # the weights' colorbar, its ticks and its title, right of the last panel
 
 
 def token_ticks(labels: list[str], most: int) -> dict:
@@ -38,10 +42,10 @@ def token_ticks(labels: list[str], most: int) -> dict:
 
 def _token_axes(layout: dict, labels: list[str], lang: str, panels: int, *, key_title: bool = True) -> dict:
     """Token labels on both axes of every panel (:data:`ROW_TICK_LABELS` shared by the row), queries top
-    to bottom, square cells."""
+    to bottom, square cells. Drawn without Plotly's automargin: :func:`_token_margin` makes room."""
     # A label at 45° reaches past its tick: the standoff keeps it off the first row's and column's numbers.
-    ticks = {**token_ticks(labels, ROW_TICK_LABELS // panels), "tickangle": -45, "ticklabelstandoff": 8,
-             "showgrid": False, "zeroline": False}
+    ticks = {**token_ticks(labels, ROW_TICK_LABELS // panels), "tickangle": -45, "ticklabelstandoff": TICK_STANDOFF,
+             "showgrid": False, "zeroline": False, "automargin": False}
     for i in range(panels):
         suffix = "" if i == 0 else str(i + 1)
         layout[f"xaxis{suffix}"].update(ticks, constrain="domain",
@@ -49,6 +53,20 @@ def _token_axes(layout: dict, labels: list[str], lang: str, panels: int, *, key_
         layout[f"yaxis{suffix}"].update(ticks, autorange="reversed", scaleanchor=f"x{suffix}",
                                         title={"text": tr(lang, "masks_fig_query") if i == 0 else None})
     return layout
+
+
+def _token_margin(layout: dict, *, key_title: bool = True, colorbar: bool = False) -> dict:
+    """Margins that hold the longest token label at 45° (its width and height, projected) and the axis
+    titles past it, left and below; and the colorbar on the right. Plotly would measure every label
+    before each draw to find them (automargin), on every slider move.
+
+    >>> _token_margin({"xaxis": {"ticktext": ["the", "cat"]}}), _token_margin({"xaxis": {"ticktext": ["internati…"]}})
+    ({'l': 70, 'b': 70, 'r': 20}, {'l': 107, 'b': 107, 'r': 20})
+    """
+    longest = max(map(text_px, layout["xaxis"]["ticktext"]), default=0)
+    reach = TICK_STANDOFF + TICK_PAD + 0.71 * (longest + 12)
+    return {"l": round(reach + AXIS_TITLE_PX), "b": round(reach + (AXIS_TITLE_PX if key_title else 0)),
+            "r": COLORBAR_PX if colorbar else 20}
 
 
 def _height(n_tokens: int, panels: int, per_token: int, margin: int, floor: int) -> int:
@@ -95,7 +113,8 @@ def mask_panels(labels: list[str], mask: list[list[bool]], weights: list[list[fl
     titles = [tr(lang, f"masks_fig_mask_{convention}"), tr(lang, "masks_fig_additive"),
               tr(lang, "masks_fig_weights")]
     layout = _token_axes(subplot_row(titles, spacing=0.08), labels, lang, 3)
-    return plain_figure(data, layout | base_layout(height=_height(len(labels), 3, 22, 160, 380)))
+    return plain_figure(data, layout | base_layout(height=_height(len(labels), 3, 22, 160, 380),
+                                                   margin=_token_margin(layout, colorbar=True)))
 
 
 def composition_figure(labels: list[str], parts: dict[str, list[list[bool]]],
@@ -108,7 +127,8 @@ def composition_figure(labels: list[str], parts: dict[str, list[list[bool]]],
     data = [_bool_heatmap(grid, convention, i, text=len(labels) <= 10) for i, grid in enumerate(grids)]
     layout = _token_axes(subplot_row([tr(lang, f"masks_fig_{n}") for n in names], spacing=0.04), labels, lang,
                          len(names), key_title=False)
-    return plain_figure(data, layout | base_layout(height=_height(len(labels), len(names), 14, 120, 300)))
+    return plain_figure(data, layout | base_layout(height=_height(len(labels), len(names), 14, 120, 300),
+                                                   margin=_token_margin(layout, key_title=False)))
 
 
 def nan_trap_figure(labels: list[str], naive: list[list[float]], safe: list[list[float]],
@@ -125,4 +145,5 @@ def nan_trap_figure(labels: list[str], naive: list[list[float]], safe: list[list
     data = [naive_map, nan_cells, _weights_heatmap(safe, 1, lang, text=False)]
     layout = _token_axes(subplot_row([tr(lang, "masks_fig_naive"), tr(lang, "masks_fig_safe")], spacing=0.1),
                          labels, lang, 2)
-    return plain_figure(data, layout | base_layout(height=_height(len(labels), 2, 20, 150, 360), title=title))
+    return plain_figure(data, layout | base_layout(height=_height(len(labels), 2, 20, 150, 360), title=title,
+                                                   margin=_token_margin(layout, colorbar=True)))
