@@ -15,8 +15,8 @@ side of it. Debian's Chromium, headless as the browser tests run it, opens ``?ta
    the app pays for each event).
 
 4. the move of (2) on a fresh page where every axis is drawn with ``automargin`` off (set in the page
-   before each ``Plotly.react``): what Plotly's measuring of tick labels still costs the tab. The
-   masks figures size their own margins (``viz.masks._token_margin``), so it is ~1x there now.
+   before each ``Plotly.react``): what Plotly's measuring of tick labels costs the tab's figures,
+   ~1x for the masks figures, which size their own margins (``viz.masks._token_margin``).
 
 The reference is (2): the ratio (3)/(2) says how much more each event costs once every tab has
 been used, (4)/(2) what the axes' automargin costs. Each line also says how much of it went to
@@ -77,6 +77,20 @@ def moves(page, cdp, n: int) -> tuple[float, float]:
     return statistics.median(total), statistics.median(plotly)
 
 
+def masks_page(browser, url: str, init: str | None = None):
+    """A page of its own (a new context) on ``?tab=masks``, its panels drawn, and its CDP session counting
+    main-thread time from before the load; ``init`` runs in the page before the app's scripts."""
+    page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    page.set_default_timeout(120_000)
+    if init:
+        page.add_init_script(init)
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Performance.enable")
+    page.goto(f"{url}?tab=masks")
+    page.locator(PANELS).wait_for()
+    return page, cdp
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one move each (a smoke run)")
@@ -88,12 +102,7 @@ def main() -> None:
 
     with served_app() as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--disable-gpu"])
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.set_default_timeout(120_000)
-        cdp = page.context.new_cdp_session(page)
-        cdp.send("Performance.enable")
-        page.goto(f"{url}?tab=masks")
-        page.locator(PANELS).wait_for()
+        page, cdp = masks_page(browser, url)
         load = task_seconds(cdp)
         page.wait_for_timeout(2000)
         page.evaluate(COUNT_PLOTLY)
@@ -107,13 +116,7 @@ def main() -> None:
         page.wait_for_timeout(2000)
         used, used_plotly = moves(page, cdp, args.moves)
 
-        page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
-        page.set_default_timeout(120_000)
-        page.add_init_script(AUTOMARGIN_OFF)
-        cdp = page.context.new_cdp_session(page)
-        cdp.send("Performance.enable")
-        page.goto(f"{url}?tab=masks")
-        page.locator(PANELS).wait_for()
+        page, cdp = masks_page(browser, url, init=AUTOMARGIN_OFF)
         page.wait_for_timeout(2000)
         page.evaluate(COUNT_PLOTLY)
         bare, bare_plotly = moves(page, cdp, args.moves)

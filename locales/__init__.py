@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
+import re
 import string
 from typing import Any, Mapping
 
@@ -90,6 +91,7 @@ class _Plurals(string.Formatter):
 
 
 PLURALS = _Plurals()
+HAS_PLURAL = re.compile(r"\{[^{}]*:\|")      # a field with the spec (a Markdown table's "---:|" is not)
 
 
 def tr(lang: str | None, key: str, **params: Any) -> str:
@@ -103,4 +105,4 @@ def tr(lang: str | None, key: str, **params: Any) -> str:
     if not params:
         return template
     shown = {k: table.get(f"term_{v}", v) if isinstance(v, Term) else v for k, v in params.items()}
-    return PLURALS.format(template, **shown) if ":|" in template else template.format(**shown)
+    return PLURALS.format(template, **shown) if HAS_PLURAL.search(template) else template.format(**shown)

@@ -64,13 +64,13 @@ STRINGS = {
         "bpe_fig_empty": "(no text)",
         "bpe_fig_bytes": "{n} {n:|byte|bytes}",
         "bpe_fig_part_of": "bytes of {chars}",
-        "bpe_fig_step0": "### Step 0: raw bytes\nThe text is **{tokens:,} tokens**, one per UTF-8 byte "
+        "bpe_fig_step0": "### Step 0: raw bytes\nThe text is **{tokens:,} {tokens:|token|tokens}**, one per UTF-8 byte "
                  "(vocabulary: the 256 byte values). Press ▶ or move the slider to see the merges.",
         "bpe_fig_merge": "### Merge {k:,} of {m:,}\n{left} + {right} → **token {new}** {text}\n\n"
                  "- count of the pair: **{count:,}**{overlap}\n"
                  "- tokens in the text: {before:,} → **{after:,}** ({bpt:.2f} bytes per token)\n"
                  "- vocabulary: 256 bytes + {k:,} {k:|merge|merges} = **{vocab:,}** tokens\n- {tie}",
-        "bpe_fig_overlap": " (merged {replaced:,} times: overlapping occurrences, as in `aaa`, merge once)",
+        "bpe_fig_overlap": " (merged {replaced:,} {replaced:|time|times}: overlapping occurrences, as in `aaa`, merge once)",
         "bpe_fig_no_tie": "no tie: this pair's count was the highest on its own",
         "bpe_fig_tie": "**tie**: {tied:,} pairs had count {count:,}; the rule ({rule}) chose this one",
         "bpe_fig_rule_first": "the pair that occurs first in the text wins",
@@ -86,7 +86,7 @@ STRINGS = {
         "bpe_fig_now": "step {k:,}",
         "bpe_fig_cl100k_line": "GPT-4 cl100k: {bpt:.2f}",
         "bpe_fig_stopped": "⚠️ Training stopped after {got:,} of {asked:,} merges: {reason}.",
-        "bpe_fig_trained": "Trained **{got:,} {got:|merge|merges}** on {bytes:,} bytes ({split}, tie rule: {rule}) in {ms:,.1f} ms.",
+        "bpe_fig_trained": "Trained **{got:,} {got:|merge|merges}** on {bytes:,} {bytes:|byte|bytes} ({split}, tie rule: {rule}) in {ms:,.1f} ms.",
         "bpe_fig_nul": " The text holds {n:,} NUL {n:|character|characters}, drawn as ␀: byte-level BPE treats byte 0 like any other.",
         "bpe_fig_encode_empty": "Type some text above to see it encoded.",
         "bpe_fig_encode_summary": "**{tokens:,} {tokens:|token|tokens}** for {chars:,} {chars:|character|characters} = {bytes:,} {bytes:|byte|bytes} "
@@ -98,7 +98,7 @@ STRINGS = {
         "bpe_fig_bpt_axis": "bytes / token",
         "bpe_fig_bpt_hover": "{bpt} bytes per token, {tokens} tokens",
         "bpe_fig_training_text": "training text", "bpe_fig_your_text": "your text",
-        "bpe_fig_ours_k": "yours, step {k:,} ({v:,} {v:|token|tokens})", "bpe_fig_ours_all": "yours, all {m:,} {m:|merge|merges} ({v:,} {v:|token|tokens})",
+        "bpe_fig_ours_k": "yours, step {k:,} ({v:,} tokens)", "bpe_fig_ours_all": "yours, all {m:,} {m:|merge|merges} ({v:,} tokens)",
         "bpe_fig_cl100k": "GPT-4 cl100k_base ({v:,} ranks)",
         "bpe_fig_sha_ok": "GPT-4's `cl100k_base` read offline from `{path}`: SHA-256 `{sha}` ✓ equals the hash "
                   "tiktoken expects. {ranks:,} ranks = {bytes:,} single bytes + {merges:,} merges, parsed in {ms:.0f} ms "
@@ -106,7 +106,7 @@ STRINGS = {
         "bpe_fig_cmp_row": "| {what} | {ours_k:,} | {ours_all:,} | {cl:,} |",
         "bpe_fig_cmp_head": "| tokens | yours, step {k:,} | yours, all merges | GPT-4 cl100k |\n|---|---:|---:|---:|",
         "bpe_fig_replay_title": "{word}, merge by merge (lowest rank first)",
-        "bpe_fig_replay_ours": "yours ({n} {n:|merge|merges})", "bpe_fig_replay_cl100k": "GPT-4 ({n} merges)",
+        "bpe_fig_replay_ours": "yours ({n} {n:|merge|merges})", "bpe_fig_replay_cl100k": "GPT-4 ({n} {n:|merge|merges})",
         "bpe_fig_replay_empty": "Type a word to replay.",
         "bpe_fig_replay_start": "UTF-8 bytes", "bpe_fig_replay_ours_row": "merge {n:,}", "bpe_fig_replay_cl100k_row": "rank {n:,}",
         "bpe_fig_h_merge": "merge", "bpe_fig_h_id": "id", "bpe_fig_h_token": "token", "bpe_fig_h_left": "left", "bpe_fig_h_right": "right",
@@ -137,7 +137,7 @@ STRINGS = {
         "bpe_err_surrogate": "{what} has an invalid character at position {position} (a lone UTF-16 surrogate, "
                              "not a Unicode character): remove it",
         "bpe_err_corpus_empty": "the corpus is empty or only whitespace: pick a preset, paste text or upload a file",
-        "bpe_err_corpus_too_big": "the corpus has {bytes} bytes of UTF-8: at most {most} ({kb} KB)",
+        "bpe_err_corpus_too_big": "the corpus has {bytes} bytes of UTF-8: at most {most} ({mb} MB)",
         "bpe_err_corpus_missing": "the corpus file {file} is missing from this installation",
         "bpe_err_not_utf8": "{what} is not UTF-8 text: byte {byte} at offset {offset} cannot start or continue a "
                             "character (Latin-1 or UTF-16 text, or a binary file?). Save it as UTF-8 and upload it "
@@ -291,7 +291,7 @@ STRINGS = {
         "bpe_err_not_text": "{what}必须是文本，收到的是 {type}",
         "bpe_err_surrogate": "{what}第 {position} 个位置有一个无效字符（孤立的 UTF-16 代理项，不是 Unicode 字符）：请删除它",
         "bpe_err_corpus_empty": "语料是空的或只有空白：请选一个预设语料、粘贴文本或上传文件",
-        "bpe_err_corpus_too_big": "语料的 UTF-8 编码有 {bytes} 字节：最多 {most} 字节（{kb} KB）",
+        "bpe_err_corpus_too_big": "语料的 UTF-8 编码有 {bytes} 字节：最多 {most} 字节（{mb} MB）",
         "bpe_err_corpus_missing": "当前安装中缺少语料文件 {file}",
         "bpe_err_not_utf8": "{what}不是 UTF-8 文本：偏移 {offset} 处的字节 {byte} 既不能开始也不能延续一个字符"
                             "（是 Latin-1、UTF-16 文本还是二进制文件？）。请另存为 UTF-8 后重新上传",

@@ -62,7 +62,7 @@ $$\mathrm{Attention}(Q,K,V)=\mathrm{softmax}\Big(\frac{QK^\top}{\sqrt{d}} + M\Bi
         "masks_fig_combined_masked": "= OR of all (masked if any rule masks)",
         "masks_fig_naive": "Naive: masked_fill(−inf) + softmax",
         "masks_fig_safe": "Backend: fully masked rows → 0",
-        "masks_fig_nan_rows": "{n} fully masked query row(s): NaN in the naive softmax",
+        "masks_fig_nan_rows": "{n} fully masked query {n:|row|rows}: NaN in the naive softmax",
         "masks_fig_no_nan_rows": "No query row is fully masked here (try left padding + causal)",
         "masks_fig_weight": "weight",
         # messages (models.masks)

@@ -69,7 +69,7 @@ def check_corpus(text: str) -> bytes:
         raise InputError("bpe_err_corpus_empty")
     if len(data) > BPE_MAX_CORPUS_BYTES:
         raise InputError("bpe_err_corpus_too_big", bytes=f"{len(data):,}", most=f"{BPE_MAX_CORPUS_BYTES:,}",
-                         kb=f"{BPE_MAX_CORPUS_BYTES // 1000:,}")
+                         mb=f"{BPE_MAX_CORPUS_BYTES / 1_000_000:g}")
     return data
 
 

@@ -186,11 +186,13 @@ def test_nul_characters_are_trained_and_reported(client):
 def test_one_merge_is_said_in_the_singular_and_ticked_in_whole_sizes(client):
     """Regression: "Trained **1 merges**", "256 bytes + 1 merges", "yours (1 merges)", and the curves'
     vocabulary axis ticked at 256.2, 256.4, … for a tokenizer of one merge."""
-    out = train(client, merges=1, your_text="a", word="a")
+    out = train(client, merges=1, your_text="a", word="hi")             # "hi": GPT-4 replays it in 1 merge
     shown = json.dumps(out, ensure_ascii=False)
     assert "Trained **1 merge**" in out["status"] and "+ 1 merge = **257**" in out["card"]
     assert "**1 token** for 1 character = 1 byte" in out["encode_summary"]
-    assert not re.search(r"\b1 (merges|tokens|characters|bytes)\b", shown), re.findall(r".{40}\b1 merges.{10}", shown)
+    assert "GPT-4 (1 merge)" in out["replay"]
+    plural_of_one = r".{0,40}\b1 (?:merges|tokens|characters|bytes|times)\b"
+    assert re.findall(plural_of_one, shown) == []
     curves = plot_json(out["curves"])["layout"]
     assert curves["xaxis"]["dtick"] == curves["xaxis2"]["dtick"] == 1
 

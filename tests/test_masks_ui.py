@@ -18,17 +18,20 @@ LABELS_INTO_PANELS = """g => Object.keys(g._fullLayout).filter((k) => /^yaxis\\d
     return [...g.querySelectorAll(`.y${id}tick text`)].some((t) => t.getBoundingClientRect().right > left);
 })"""
 
+FIGURES = "#tab_masks .js-plotly-plot"
 # Every masks figure drawn at the margins it set (Plotly measured no label to push them, so it drew once),
-# and no tick label or axis title past its figure's edge: the problems found, as text.
-MARGINS_FIT = """() => [...document.querySelectorAll("#tab_masks .js-plotly-plot")].filter((g) => g.offsetParent).flatMap((g) => {
+# no tick label or axis title past its figure's edge, and no axis title on its labels: the problems, as text.
+MARGINS_FIT = """(sel) => [...document.querySelectorAll(sel)].flatMap((g) => {
     const id = g.closest("[id]").id, svg = g.querySelector(".main-svg").getBoundingClientRect();
     const set = g._fullLayout.margin, drawn = g._fullLayout._size;
     const moved = ["l", "r", "t", "b"].filter((side) => Math.abs(drawn[side] - set[side]) > 1).map((side) => `${id} ${side}`);
-    const out = [...g.querySelectorAll(".xtick text, .ytick text, .g-xtitle text, .g-ytitle text")].filter((t) => {
-        const r = t.getBoundingClientRect();
-        return r.width && (r.left < svg.left || r.right > svg.right || r.top < svg.top || r.bottom > svg.bottom);
-    }).map((t) => `${id} cuts ${t.textContent}`);
-    return [...moved, ...out];
+    const boxes = (s) => [...g.querySelectorAll(s)].map((t) => [t.textContent, t.getBoundingClientRect()]).filter(([, r]) => r.width);
+    const out = boxes(".xtick text, .ytick text, .g-xtitle text, .g-ytitle text").filter(([, r]) =>
+        r.left < svg.left || r.right > svg.right || r.top < svg.top || r.bottom > svg.bottom).map(([t]) => `${id} cuts ${t}`);
+    const meet = (a, b) => a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    const on = ["x", "y"].flatMap((x) => boxes(`.g-${x}title text`).flatMap(([title, a]) =>
+        boxes(`.${x}tick text`).filter(([, b]) => meet(a, b)).map(([t]) => `${id} ${title} on ${t}`)));
+    return [...moved, ...out, ...on];
 })"""
 
 
@@ -47,7 +50,8 @@ def test_preset_changes_the_mask(page, server_url, shot):
     assert page.locator(PANELS).evaluate(LABELS_INTO_PANELS) == []
     # Regression: Plotly's automargin measured every label before each draw, then drew again to push the
     # margins (a third of each slider move's main thread here, bench/bench_page.py).
-    assert page.evaluate(MARGINS_FIT) == []
+    expect(page.locator(FIGURES)).to_have_count(3)
+    assert page.evaluate(MARGINS_FIT, FIGURES) == []
 
     page.locator("#masks_preset label").filter(has_text="Encoder").click()
     expect(page.locator("#masks_causal input")).not_to_be_checked()
@@ -86,11 +90,12 @@ def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
     page.get_by_role("tab", name="注意力掩码").click()
     expect(page.locator("#masks_nan .gtitle")).to_have_text(re.compile("完全遮蔽|没有被完全遮蔽"), timeout=30_000)
     box = page.locator("#masks_text textarea")
-    box.fill("露营天气预报很准确 今天\ninternationalization")                   # the widest labels: 9 CJK, 10 Latin
+    box.fill("露营天气预报很准确吗？ TRANSFORMERS 今天")                  # the widest labels a token gets
     box.blur()
-    page.wait_for_function("() => [...document.querySelectorAll('#tab_masks .js-plotly-plot')]"
-                           ".every((g) => g._fullLayout.xaxis.ticktext[0] === '露营天气预报很准确')")
-    assert page.evaluate(MARGINS_FIT) == []
+    expect(page.locator(FIGURES)).to_have_count(3)
+    page.wait_for_function("sel => [...document.querySelectorAll(sel)].every((g) => "
+                           "g._fullLayout.xaxis.ticktext.join() === '露营天气预报很准确…,TRANSFORM…,今天')", arg=FIGURES)
+    assert page.evaluate(MARGINS_FIT, FIGURES) == []
     box.fill("")
     box.blur()
     expect(page.locator(".toast-body").first).to_contain_text("请至少输入一个句子", timeout=15_000)   # in Chinese

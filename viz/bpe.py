@@ -94,8 +94,9 @@ def tokens_html(tokens: list[tuple[int, bytes]], total: int, lang: str = "en", *
     spans, chars, at, sizes = [], None, 0, {}
     for i, (tid, token) in enumerate(tokens):
         cls = " class='bpe-new'" if tid == highlight else ""
-        size = sizes.get(len(token)) or sizes.setdefault(len(token), tr(lang, "bpe_fig_bytes", n=len(token)))
-        title = f"id {tid} · {size} · {token.hex(' ')}"
+        if len(token) not in sizes:                        # "1 byte", "3 bytes": one translation per length
+            sizes[len(token)] = tr(lang, "bpe_fig_bytes", n=len(token))
+        title = f"id {tid} · {sizes[len(token)]} · {token.hex(' ')}"
         try:
             token.decode("utf-8")
         except UnicodeDecodeError:                         # a piece of a character: say which

@@ -25,7 +25,8 @@ def short(label: str, width: int = 10) -> str:
 ROW_TICK_LABELS = 36      # token labels across a row of panels, ~20 px apart at a 1280 px window
 TICK_STANDOFF = 8         # px between an axis and its labels (clear of the first row's and column's numbers)
 TICK_PAD = 8              # px Plotly adds between the standoff and a rotated label (measured: 5)
-AXIS_TITLE_PX = 30        # an axis title's line and Plotly's gap before it
+AXIS_TITLE_STANDOFF = 10  # px between the labels and an axis title
+AXIS_TITLE_PX = 36        # the standoff, the title's line (14 px) and room to spare
 COLORBAR_PX = 105         # the weights' colorbar, its ticks and its title, right of the last panel
 
 
@@ -48,10 +49,10 @@ def _token_axes(layout: dict, labels: list[str], lang: str, panels: int, *, key_
              "showgrid": False, "zeroline": False, "automargin": False}
     for i in range(panels):
         suffix = "" if i == 0 else str(i + 1)
-        layout[f"xaxis{suffix}"].update(ticks, constrain="domain",
-                                        title={"text": tr(lang, "masks_fig_key") if key_title else None})
-        layout[f"yaxis{suffix}"].update(ticks, autorange="reversed", scaleanchor=f"x{suffix}",
-                                        title={"text": tr(lang, "masks_fig_query") if i == 0 else None})
+        layout[f"xaxis{suffix}"].update(ticks, constrain="domain", title={
+            "text": tr(lang, "masks_fig_key") if key_title else None, "standoff": AXIS_TITLE_STANDOFF})
+        layout[f"yaxis{suffix}"].update(ticks, autorange="reversed", scaleanchor=f"x{suffix}", title={
+            "text": tr(lang, "masks_fig_query") if i == 0 else None, "standoff": AXIS_TITLE_STANDOFF})
     return layout
 
 
@@ -61,7 +62,7 @@ def _token_margin(layout: dict, *, key_title: bool = True, colorbar: bool = Fals
     before each draw to find them (automargin), on every slider move.
 
     >>> _token_margin({"xaxis": {"ticktext": ["the", "cat"]}}), _token_margin({"xaxis": {"ticktext": ["internati…"]}})
-    ({'l': 70, 'b': 70, 'r': 20}, {'l': 107, 'b': 107, 'r': 20})
+    ({'l': 76, 'b': 76, 'r': 20}, {'l': 117, 'b': 117, 'r': 20})
     """
     longest = max(map(text_px, layout["xaxis"]["ticktext"]), default=0)
     reach = TICK_STANDOFF + TICK_PAD + 0.71 * (longest + 12)
@@ -69,15 +70,17 @@ def _token_margin(layout: dict, *, key_title: bool = True, colorbar: bool = Fals
             "r": COLORBAR_PX if colorbar else 20}
 
 
-def _height(n_tokens: int, panels: int, per_token: int, margin: int, floor: int) -> int:
+def _height(n_tokens: int, panels: int, per_token: int, margin: int, floor: int, bottom: int = 50) -> int:
     """A figure's height: ``per_token`` px a row, but square panels side by side are each only
     ~PLOT_WIDTH / panels wide, so more height than that is empty space above and below the grids
-    (64 tokens: 1,100 px tall for grids ~300 px high).
+    (64 tokens: 1,100 px tall for grids ~300 px high). ``margin``: the px besides the grids with a
+    bottom margin of 50; ``bottom``: the bottom margin the labels take (:func:`_token_margin`).
 
-    >>> _height(4, 3, 22, 160, 380), _height(64, 3, 22, 160, 380)
-    (380, 460)
+    >>> _height(4, 3, 22, 160, 380), _height(64, 3, 22, 160, 380), _height(64, 3, 22, 160, 380, bottom=90)
+    (380, 460, 500)
     """
-    return max(floor, min(margin + per_token * n_tokens, margin + PLOT_WIDTH // panels))
+    margin += bottom - 50
+    return max(floor + bottom - 50, min(margin + per_token * n_tokens, margin + PLOT_WIDTH // panels))
 
 
 def _bool_heatmap(mask: list[list[bool]], convention: str, panel: int, *, text: bool = True) -> dict:
@@ -113,8 +116,9 @@ def mask_panels(labels: list[str], mask: list[list[bool]], weights: list[list[fl
     titles = [tr(lang, f"masks_fig_mask_{convention}"), tr(lang, "masks_fig_additive"),
               tr(lang, "masks_fig_weights")]
     layout = _token_axes(subplot_row(titles, spacing=0.08), labels, lang, 3)
-    return plain_figure(data, layout | base_layout(height=_height(len(labels), 3, 22, 160, 380),
-                                                   margin=_token_margin(layout, colorbar=True)))
+    margin = _token_margin(layout, colorbar=True)
+    return plain_figure(data, layout | base_layout(height=_height(len(labels), 3, 22, 160, 380, margin["b"]),
+                                                   margin=margin))
 
 
 def composition_figure(labels: list[str], parts: dict[str, list[list[bool]]],
@@ -127,8 +131,9 @@ def composition_figure(labels: list[str], parts: dict[str, list[list[bool]]],
     data = [_bool_heatmap(grid, convention, i, text=len(labels) <= 10) for i, grid in enumerate(grids)]
     layout = _token_axes(subplot_row([tr(lang, f"masks_fig_{n}") for n in names], spacing=0.04), labels, lang,
                          len(names), key_title=False)
-    return plain_figure(data, layout | base_layout(height=_height(len(labels), len(names), 14, 120, 300),
-                                                   margin=_token_margin(layout, key_title=False)))
+    margin = _token_margin(layout, key_title=False)
+    return plain_figure(data, layout | base_layout(height=_height(len(labels), len(names), 14, 120, 300, margin["b"]),
+                                                   margin=margin))
 
 
 def nan_trap_figure(labels: list[str], naive: list[list[float]], safe: list[list[float]],
@@ -145,5 +150,6 @@ def nan_trap_figure(labels: list[str], naive: list[list[float]], safe: list[list
     data = [naive_map, nan_cells, _weights_heatmap(safe, 1, lang, text=False)]
     layout = _token_axes(subplot_row([tr(lang, "masks_fig_naive"), tr(lang, "masks_fig_safe")], spacing=0.1),
                          labels, lang, 2)
-    return plain_figure(data, layout | base_layout(height=_height(len(labels), 2, 20, 150, 360), title=title,
-                                                   margin=_token_margin(layout, colorbar=True)))
+    margin = _token_margin(layout, colorbar=True)
+    return plain_figure(data, layout | base_layout(height=_height(len(labels), 2, 20, 150, 360, margin["b"]),
+                                                   title=title, margin=margin))
