@@ -8,6 +8,7 @@ page's language.
 """
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 from typing import Sequence
 
@@ -369,8 +370,11 @@ def build() -> dict:
     }
     for name, (fn, api_name, outputs) in HANDLERS.items():
         gr.on(own_triggers[name], api_name=api_name, **event(fn, ui, outputs), **quiet)
-        tabs[name].select(lambda name=name: {ui.view: name, ui.timer: gr.Timer(active=False)}, None,
-                          [ui.view, ui.timer], api_visibility="private", show_progress="hidden").then(
+        # The page sets the view as the sub-tab is selected, not a server's answer: Gradio selects the first
+        # sub-tab as the sub-tabs mount, and under load that answer came after a link's own selection's.
+        tabs[name].select(None, None, ui.view, js=f"() => {json.dumps(name)}", api_visibility="private",
+                          show_progress="hidden").then(
+            lambda: gr.Timer(active=False), None, ui.timer, api_visibility="private", show_progress="hidden").then(
             api_visibility="private", **event(fn, ui, outputs), **quiet)
 
     # The shared controls redraw whichever view is on screen.

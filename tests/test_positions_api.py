@@ -248,3 +248,17 @@ def test_play_at_the_end_rewinds(q, k, both, speed, expected):
     out = play_start(q_pos=q, k_pos=k, both=both, speed=speed)
     assert out["timer"].active is True
     assert (out.get("q_pos"), out.get("k_pos")) == (expected or (None, None))
+
+
+def test_selecting_a_sub_tab_sets_the_view_in_the_page():
+    """Regression: the view a sub-tab names was set by a server answer. Gradio selects the first sub-tab as
+    the sub-tabs mount, and under load that answer came after a link's own selection's: the Extrapolation
+    view on screen, "rotate" in the view control (its share link said pos_view=rotate, and a change of d
+    would have redrawn the hidden Rotate view). The page now sets it at once, in selection order."""
+    import app
+    config = app.demo.get_config_file()
+    ids = {c["props"].get("elem_id"): c["id"] for c in config["components"]}
+    for view in HANDLERS:
+        select = next(d for d in config["dependencies"] if d["targets"] == [(ids[f"pos_sub_{view}"], "select")])
+        assert not select["backend_fn"] and select["outputs"] == [ids["pos_view"]], view
+        assert select["js"].replace(" ", "") == f'()=>"{view}"', view
