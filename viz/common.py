@@ -150,7 +150,7 @@ def base_layout(*, height: int, title: str | None = None, margin: dict | None = 
 def text_px(text: str, size: float = 12) -> float:
     """About how wide ``text`` is drawn at ``size`` px, erring wide: 1 em a CJK character or an ellipsis,
     0.9 em a capital, m or w, 0.62 em any other (DejaVu Sans, the widest usual fallback of :data:`FONT`,
-    averages ~0.55 em a lower-case letter; Liberation Sans draws "TRANSFORM…" 88 px wide, this says 105).
+    averages ~0.55 em a lower-case letter; Liberation Sans draws "TRANSFORM…" 88 px wide, this says 109).
 
     A figure that draws its axes with ``automargin`` off sizes its margins with this: Plotly's automargin
     measures every tick label before each draw, a measured share of each slider move (``bench/bench_page.py``).
