@@ -18,13 +18,14 @@ CL100K_COLOR = "#10b981"     # green: GPT-4
 # Control characters drawn as their Unicode "control pictures" (U+2400…), so none is invisible.
 VISIBLE = {**{chr(c): chr(0x2400 + c) for c in range(32) if chr(c) not in "\n\t"}, "\x7f": "␡",
            "\t": "⇥\t", "\n": "↵\n"}
+# A byte's escape (.bpe-byte) is nowrap: a line breaks between escapes, never inside one ("\xe" | "8").
 STYLE = """<style>
 .bpe-tokens{font-family:ui-monospace,'WenQuanYi Micro Hei',monospace;font-size:13px;line-height:1.9;
  white-space:pre-wrap;overflow-wrap:anywhere;max-height:420px;overflow-y:auto;padding:8px;
  border:1px solid #e5e7eb;border-radius:8px;background:#fff;color:#111827}
 .bpe-tokens span{border-radius:3px;padding:1px 0}
 .bpe-tokens .bpe-new{box-shadow:inset 0 -3px 0 #4f46e5;font-weight:700;color:#312e81}
-.bpe-tokens .bpe-byte{font-size:11px;color:#7c2d12;white-space:nowrap}   /* a line breaks between escapes, never inside one */
+.bpe-tokens .bpe-byte{font-size:11px;color:#7c2d12;white-space:nowrap}
 .bpe-note{font-size:12px;color:#6b7280;margin:4px 0}
 </style>"""
 
