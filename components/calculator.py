@@ -166,7 +166,7 @@ def build() -> dict:
             verify_button = gr.Button(t("calc_verify"), size="sm", elem_id="calc_verify")
             ui.verification = gr.Markdown(elem_id="calc_verification")
             ui.device = device_line()
-    gr.Markdown(t("calc_formats_moved"))
+    gr.Markdown(t("calc_formats_link"))
     explain("calc_explain")
 
     # One named endpoint; a number recomputes on Enter or leaving the field, a choice at once.

@@ -238,7 +238,7 @@ def build() -> dict:
                     ui.device = device_line("tensors_device")
             explain("tensors_layout_explain")
         with gr.Tab(t("tensors_sub_formats"), id="tensors_formats"):
-            gr.Markdown(t("tensors_formats_moved"))
+            gr.Markdown(t("tensors_formats_intro"))
             ui.value = Number(70000.0, label=t("tensors_value"), info=t("tensors_value_info"), elem_id="tensors_value")
             ui.bits = gr.Plot(label=t("tensors_bits_plot"), elem_id="tensors_bits")
             ui.formats_table = gr.Markdown(elem_id="tensors_formats_table", latex_delimiters=[])

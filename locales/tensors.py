@@ -107,12 +107,13 @@ STRINGS = {
 
 How it is computed: the original is `torch.arange(n, dtype=float32)`, so each value is its own position in memory. After each step the shape, `stride()`, `storage_offset()` and `is_contiguous()` are PyTorch's; the cells read are the positions $0 \dots n-1$ read through `torch.as_strided` with the view's own size, stride and offset; sharing is `untyped_storage().data_ptr()`; the write is a real write of −1 at `[0, …, 0]`, undone afterwards. Each step runs on the meta device first, so nothing over the limits is allocated.
 """,
-        # number formats (moved from the Calculator)
+        # number formats
         "tensors_value": "A value to store",
         "tensors_value_info": "Try 65504 and 65520 (fp16's edge), 0.1, 1e-8, 448, 3e38.",
         "tensors_bits_plot": "Bit layouts",
         "tensors_rounding_plot": "Range and precision",
-        "tensors_formats_moved": "Number formats moved here from the Calculator tab.",
+        "tensors_formats_intro": "Type a number and see how fp32, bf16, fp16, fp8 and int8 store it: the bits, the value "
+                                 "each one keeps, and what rounding costs across the whole range.",
         "numfmt_bits_title": "Bit layouts", "numfmt_sign": "sign", "numfmt_exponent": "exponent",
         "numfmt_mantissa": "mantissa", "numfmt_value": "value bits",
         "numfmt_rounding_title": "Relative error of storing a number: range (where a line exists) and precision (how low it is)",
@@ -324,7 +325,7 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "tensors_value_info": "试试 65504 和 65520（fp16 的边界）、0.1、1e-8、448、3e38。",
         "tensors_bits_plot": "位布局",
         "tensors_rounding_plot": "范围与精度",
-        "tensors_formats_moved": "数值格式从“计算器”页移到了这里。",
+        "tensors_formats_intro": "输入一个数，看 fp32、bf16、fp16、fp8 和 int8 各自怎样存它：每一位、实际存下的值，以及整个范围内的舍入误差。",
         "numfmt_bits_title": "位布局", "numfmt_sign": "符号", "numfmt_exponent": "指数",
         "numfmt_mantissa": "尾数", "numfmt_value": "数值位",
         "numfmt_rounding_title": "存储一个数的相对误差：范围（曲线存在之处）与精度（曲线的高低）",
