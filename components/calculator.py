@@ -89,13 +89,30 @@ def set_preset(preset: str = DEFAULT_PRESET) -> dict:
     return {}
 
 
-def fit_seq_len(learned_positions: int = D["learned_positions"], seq_len: int = RUN.seq_len) -> dict:
-    """A preset's context: lowered to its learned positions when the one chosen is longer (GPT-2: 1,024)."""
+def fit_seq_len(learned_positions: int = D["learned_positions"], seq_len: int = RUN.seq_len,
+                asked_seq_len: int = RUN.seq_len) -> dict:
+    """A preset's context: the one the learner last asked for, lowered to the preset's learned positions
+    when it is longer. GPT-2 reads 1,024 positions, so choosing it lowers 4,096 to 1,024; choosing
+    Llama-3-8B next gives the 4,096 back.
+
+    >>> fit_seq_len(1024, 4096, 4096), fit_seq_len(0, 1024, 4096), fit_seq_len(0, 4096, 4096)
+    ({'seq_len': 1024}, {'seq_len': 4096}, {})
+    """
     from models.calculator import fit_context
     from models.checks import whole
     fitted = fit_context(whole("learned_positions", learned_positions, 0, CALC_MAX_CONTEXT),
-                         whole("calc_seq_len", seq_len, 1, CALC_MAX_CONTEXT))
+                         whole("calc_seq_len", asked_seq_len, 1, CALC_MAX_CONTEXT))
     return {"seq_len": fitted} if fitted != seq_len else {}
+
+
+def remember_seq_len(seq_len: int = RUN.seq_len) -> dict:
+    """The context the learner typed, kept for the presets to fit (a value out of the calculator's range is not).
+
+    >>> remember_seq_len(2048), remember_seq_len(None), remember_seq_len(0)
+    ({'asked_seq_len': 2048}, {}, {})
+    """
+    ok = isinstance(seq_len, (int, float)) and float(seq_len).is_integer() and 1 <= seq_len <= CALC_MAX_CONTEXT
+    return {"asked_seq_len": int(seq_len)} if ok else {}
 
 
 def check_config(config: str = "") -> None:
@@ -142,6 +159,7 @@ def build() -> dict:
             with gr.Accordion(t("calc_run"), open=True):
                 ui.seq_len = Number(RUN.seq_len, precision=0, minimum=1, maximum=CALC_MAX_CONTEXT,
                                     label=t("calc_seq"), elem_id="calc_seq")
+                ui.asked_seq_len = gr.State(RUN.seq_len)       # the context last typed; presets fit it
                 ui.batch = Number(RUN.batch, precision=0, minimum=1, maximum=CALC_MAX_BATCH, label=t("calc_batch"),
                                   elem_id="calc_batch")
                 ui.weight_dtype = Dropdown(list(DTYPE_BYTES), value=RUN.weight_dtype, label=t("calc_wdtype"),
@@ -182,6 +200,8 @@ def build() -> dict:
         w = getattr(ui, name)
         (w.submit if isinstance(w, gr.Number) else w.input)(
             lambda: "custom", None, ui.preset, api_visibility="private", show_progress="hidden")
+    remember = event(remember_seq_len, ui, ("asked_seq_len",), api_visibility="private", show_progress="hidden")
+    gr.on([ui.seq_len.submit, ui.seq_len.blur], **remember)
     fill = event(set_preset, ui, FIELDS, api_visibility="private", show_progress="hidden")
     fit = event(fit_seq_len, ui, ("seq_len",), api_visibility="private", show_progress="hidden")
     ui.preset.input(**fill).then(**fit).then(api_visibility="private", **main)

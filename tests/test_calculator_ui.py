@@ -58,6 +58,15 @@ def test_preset_and_config(page, server_url, shot):
     expect(page.locator("#calc_preset input")).to_have_value("custom (edited)")
     # Regression: GPT-2 was costed at the context typed for Llama (8,192), past its 1,024 learned positions.
     expect(page.locator("#calc_seq input")).to_have_value("1024")
+    # Regression: the 1,024 that GPT-2 forced stayed when the next preset could read more. A preset gets the
+    # context last typed (8,192), fitted to its own positions.
+    page.locator("#calc_preset input").click()
+    page.get_by_role("option", name="Llama-3-8B").click()
+    expect(page.locator("#calc_seq input")).to_have_value("8192", timeout=15_000)
+    expect(summary).to_contain_text("KV cache: 1.00 GiB", timeout=15_000)
+    page.locator("#calc_preset input").click()
+    page.get_by_role("option", name="GPT-2 (124M)", exact=True).click()
+    expect(page.locator("#calc_seq input")).to_have_value("1024", timeout=15_000)
     page.locator("#calc_seq input").fill("2048")
     page.locator("#calc_seq input").press("Enter")
     expect(page.get_by_text("learns 1,024 positions").first).to_be_visible(timeout=15_000)
