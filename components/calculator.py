@@ -23,6 +23,7 @@ GROUPS = {  # accordion -> fields, in the order a config.json lists them
 }
 GPU_CHOICES = (24.0, 40.0, 48.0, 80.0, 141.0)
 DEFAULT_PRESET = "Llama-3-8B"
+LONG_WORD = 14                      # a label word this long gets its field a whole row (see field_rows)
 VERIFY_TOKENS = 128                 # the cache checked by "Verify" holds this many tokens
 # The KV Cache tab's trained tiny GPTs, by preset name -> variant (their specs come from the checkpoints).
 TINY_PRESETS = {"Tiny GPT · MHA (KV tab)": "mha", "Tiny GPT · GQA-2 (KV tab)": "gqa",
@@ -127,6 +128,28 @@ def load_config(config: str = "") -> dict:
     return {"preset": "custom", **fields_of(spec_from_config(config))}
 
 
+def field_rows(names: list[str], longest: int = LONG_WORD) -> list[list[str]]:
+    """The fields two to a row, in order, except a field whose label (in any language) holds a word of
+    ``longest`` or more Latin letters, digits and underscores: a config key such as ``num_key_value_heads``,
+    which would have to break inside itself in half a column. It takes a row of its own.
+
+    >>> field_rows(["n_layers", "n_heads", "n_kv_heads", "head_dim", "ffn_dim"])
+    [['n_layers', 'n_heads'], ['n_kv_heads'], ['head_dim'], ['ffn_dim']]
+    """
+    import re
+
+    from locales import LOCALES, tr
+    long = {name for name in names for lang in LOCALES
+            if any(len(w) >= longest for w in re.findall("[A-Za-z0-9_]+", tr(lang, f"calc_f_{name}")))}
+    rows: list[list[str]] = []
+    for name in names:
+        if rows and len(rows[-1]) == 1 and rows[-1][0] not in long and name not in long:
+            rows[-1].append(name)
+        else:
+            rows.append([name])
+    return rows
+
+
 def _field(name: str, value):
     label = t(f"calc_f_{name}")
     if name in FIELD_CHOICES:
@@ -152,9 +175,9 @@ def build() -> dict:
                 load = gr.Button(t("calc_load"), size="sm", elem_id="calc_load")
             for group, names in GROUPS.items():
                 with gr.Accordion(t(group), open=group == "calc_core"):
-                    for i in range(0, len(names), 2):                        # two fields per row
+                    for row in field_rows(names):
                         with gr.Row():
-                            for name in names[i:i + 2]:
+                            for name in row:
                                 setattr(ui, name, _field(name, D[name]))
             with gr.Accordion(t("calc_run"), open=True):
                 ui.seq_len = Number(RUN.seq_len, precision=0, minimum=1, maximum=CALC_MAX_CONTEXT,

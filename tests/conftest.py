@@ -230,6 +230,24 @@ def text_overlaps(figure, pairs: list[tuple[str, str]]) -> list[str]:
     }""", [list(pair) for pair in pairs])
 
 
+def broken_words(root, selector: str, word: str = "[A-Za-z0-9]+") -> list[str]:
+    """The words (runs matching the JavaScript regex ``word``) in the visible elements under ``root`` (a
+    locator) matched by ``selector`` that the browser broke across lines."""
+    return root.evaluate("""(root, [selector, word]) => [...root.querySelectorAll(selector)]
+        .filter((el) => el.offsetParent !== null).flatMap((el) => {
+            const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT), broken = [];
+            for (let node; (node = walker.nextNode());) {
+                for (const w of node.data.matchAll(new RegExp(word, "g"))) {
+                    const range = document.createRange();
+                    range.setStart(node, w.index);
+                    range.setEnd(node, w.index + w[0].length);
+                    if (new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1) broken.push(w[0]);
+                }
+            }
+            return broken;
+        })""", [selector, word])
+
+
 def gap_under_label(block, title_start: str) -> float:
     """Pixels from the bottom of a figure block's label (Gradio draws it over the figure's top left) down to
     the top of the figure's text that starts with ``title_start``; negative when the label covers it."""

@@ -3,24 +3,11 @@ import pytest
 from playwright.sync_api import expect
 
 import app
+from tests.conftest import broken_words
 
 pytestmark = pytest.mark.e2e
 
 VIEWPORTS = {"desktop": {"width": 1366, "height": 900}, "phone": {"width": 390, "height": 844}}
-# The words of the panel's table cells that the browser broke across lines: a word is a run of Latin letters and
-# digits (a hyphen may end a line, and Chinese may break between any two characters).
-BROKEN_WORDS = """panel => [...panel.querySelectorAll(".prose td, .prose th")].flatMap((cell) => {
-    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT), broken = [];
-    for (let node; (node = walker.nextNode());) {
-        for (const word of node.data.matchAll(/[A-Za-z0-9]+/g)) {
-            const range = document.createRange();
-            range.setStart(node, word.index);
-            range.setEnd(node, word.index + word[0].length);
-            if (new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size > 1) broken.push(word[0]);
-        }
-    }
-    return broken;
-})"""
 
 
 # English on both screens (its labels are the longer ones), Chinese where space is short.
@@ -46,7 +33,7 @@ def test_every_tab_opens_and_draws(browser, server_url, shot, locale, screen):
         # The page itself never scrolls sideways (a wide figure or table scrolls inside its own box).
         assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth + 1")
         # Regression: on a phone Gradio's Markdown broke table cells anywhere ("c h a r a c t e r s", a letter a line).
-        assert panel.evaluate(BROKEN_WORDS) == []
+        assert broken_words(panel, ".prose td, .prose th") == []
         expect(page.locator(".toast-body")).to_have_count(0)
         shot(page, f"{tab_id}-{screen}-{lang}")
     context.close()
