@@ -159,8 +159,8 @@ class DecodeTimes:
     """The timings of a side-by-side decode so far (step 0 of the cached run is the prefill).
 
     >>> t = decode_times([20.0, 2.0, 2.0, 4.0], [5.0, 10.0, 15.0, 20.0], window=2)
-    >>> t.prefill_ms, t.cached_ms, t.uncached_ms, t.speedup, t.window
-    (20.0, 2.6666666666666665, 12.5, 5.833333333333333, 2)
+    >>> t.prefill_ms, t.cached_ms, t.uncached_ms, t.speedup, t.window, t.top_ms
+    (20.0, 2.6666666666666665, 12.5, 5.833333333333333, 2, None)
     """
 
     prefill_ms: float
@@ -168,6 +168,37 @@ class DecodeTimes:
     uncached_ms: float                   # mean ms per step without it
     speedup: float | None                # without / with the cache over the last ``window`` decode steps
     window: int
+    top_ms: float | None = None          # the time axis's top when a few steps pass it (see time_axis)
+    above: int = 0                       # ... how many steps do
+    above_max_ms: float = 0.0            # ... and the slowest of them
+
+
+def time_axis(ms_cached: list[float], ms_uncached: list[float], window: int = 9, headroom: float = 1.25
+              ) -> tuple[float | None, int, float]:
+    """The top of an axis of ms per step that a lone slow step (the machine paused: a collection, another
+    process) does not stretch: ``headroom`` × the largest running median of each series over ``window``
+    steps, or the prefill's time if larger. Returns ``(top, steps above it, the slowest of them)``; the
+    top is ``None`` when every step fits under it (the axis then scales itself).
+
+    A real trend survives the median (the uncached step grows with the context); one spike does not.
+
+    >>> time_axis([5.0, 1, 1, 1, 30, 1, 1, 1, 1], [10.0, 11, 12, 13, 14, 15, 16, 17, 18])
+    (22.5, 1, 30.0)
+    >>> time_axis([5.0, 1, 1, 1], [10.0, 11, 12, 13])
+    (None, 0, 0.0)
+    """
+    import statistics
+    tops = [ms_cached[0]] if ms_cached else []
+    values = []
+    for series in (ms_cached[1:], ms_uncached):
+        finite = [v for v in series if math.isfinite(v)]
+        values += finite
+        half = window // 2
+        padded = finite[:1] * half + finite + finite[-1:] * half            # the ends repeated
+        tops += [statistics.median(padded[i:i + window]) for i in range(len(finite))]
+    top = headroom * max(tops, default=0.0)
+    above = [v for v in values if v > top]
+    return (top, len(above), float(max(above))) if above and top > 0 else (None, 0, 0.0)
 
 
 def decode_times(ms_cached: list[float], ms_uncached: list[float], window: int = 20) -> DecodeTimes:
@@ -177,7 +208,7 @@ def decode_times(ms_cached: list[float], ms_uncached: list[float], window: int =
     recent = sum(ms_cached[-n:]) if n >= 1 else 0.0
     speedup = sum(ms_uncached[-n:]) / recent if recent > 0 else None
     return DecodeTimes(ms_cached[0], sum(decode) / len(decode), sum(ms_uncached) / len(ms_uncached), speedup,
-                       max(n, 0))
+                       max(n, 0), *time_axis(ms_cached, ms_uncached))
 
 
 class KVCache:

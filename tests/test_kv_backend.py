@@ -364,6 +364,27 @@ def test_decode_times_by_hand():
     assert (alone.cached_ms, alone.speedup, alone.window) == (50.0, None, 0)
 
 
+def test_a_lone_slow_step_does_not_stretch_the_time_axis():
+    """A learner saw every step squashed to the floor under one 20× step (the machine paused). The axis now
+    ends above the running median of each series, the lone step is said, and a steady trend keeps autorange."""
+    from viz.kv import growth_figure
+    steps = 60
+    cached = [8.0] + [1.0 + 0.01 * i for i in range(steps - 1)]
+    uncached = [2.0 + 0.1 * i for i in range(steps)]                           # grows with the context: a trend
+    spiked = cached.copy()
+    spiked[30] = 120.0
+
+    def drawn(ms):
+        t = decode_times(ms, uncached)
+        return growth_figure(64, "f", 1.0, {}, [1], [1], list(range(steps)), ms, uncached, t).to_plotly_json()
+
+    layout = drawn(spiked)["layout"]
+    top = layout["yaxis2"]["range"][1]
+    assert max(uncached) < top < 120.0
+    assert any("1 lone step off the top (slowest 120.0 ms)" in a["text"] for a in layout["annotations"])
+    assert "range" not in drawn(cached)["layout"]["yaxis2"]                  # nothing above: plotly scales it
+
+
 @pytest.mark.parametrize("name,per_token,ratio", [("Llama-2-7B", 2 * 32 * 32 * 128 * 2, 1),
                                                   ("Llama-3-8B", 2 * 32 * 8 * 128 * 2, 4)])
 def test_scale_up_per_token_and_against_mha(name, per_token, ratio):

@@ -159,6 +159,12 @@ def growth_figure(capacity: int, formula: str, bytes_per_token: float, others: d
         layout["annotations"].append({"x": 0.57, "y": 0.98, "xref": "paper", "yref": "paper", "showarrow": False,
                                       "xanchor": "left", "yanchor": "top", "text": speedup, "bgcolor": "white",
                                       "font": {"size": 12, "color": COLORS["uncached"]}})
+    if times is not None and times.top_ms is not None:     # a lone slow step does not flatten the others
+        layout["yaxis2"]["range"] = [0, times.top_ms]
+        layout["annotations"].append({"x": 0.57, "y": 0.90, "xref": "paper", "yref": "paper", "showarrow": False,
+                                      "xanchor": "left", "yanchor": "top", "bgcolor": "white",
+                                      "text": tr(lang, "kv_fig_above", n=times.above, ms=times.above_max_ms),
+                                      "font": {"size": 11, "color": OTHERS}})
     if not ms_cached:
         layout["annotations"].append({"x": 0.78, "y": 0.5, "xref": "paper", "yref": "paper", "showarrow": False,
                                       "text": tr(lang, "kv_fig_press"), "font": {"color": OTHERS, "size": 13}})
