@@ -20,7 +20,8 @@ LABELS_INTO_PANELS = """g => Object.keys(g._fullLayout).filter((k) => /^yaxis\\d
 
 FIGURES = "#tab_masks .js-plotly-plot"
 # Every masks figure drawn at the margins it set (Plotly measured no label to push them, so it drew once),
-# and no tick label or axis title past its figure's edge: the problems, as text.
+# no tick label or axis title past its figure's edge, and no row label on the panel to its left: the
+# problems, as text.
 MARGINS_FIT = """(sel) => [...document.querySelectorAll(sel)].flatMap((g) => {
     const id = g.closest("[id]").id, svg = g.querySelector(".main-svg").getBoundingClientRect();
     const set = g._fullLayout.margin, drawn = g._fullLayout._size;
@@ -28,7 +29,13 @@ MARGINS_FIT = """(sel) => [...document.querySelectorAll(sel)].flatMap((g) => {
     const boxes = (s) => [...g.querySelectorAll(s)].map((t) => [t.textContent, t.getBoundingClientRect()]).filter(([, r]) => r.width);
     const out = boxes(".xtick text, .ytick text, .g-xtitle text, .g-ytitle text").filter(([, r]) =>
         r.left < svg.left || r.right > svg.right || r.top < svg.top || r.bottom > svg.bottom).map(([t]) => `${id} cuts ${t}`);
-    return [...moved, ...out];
+    // A panel's row labels stop short of the panel on its left (long tokens' labels lay over its cells).
+    const onLeft = Object.keys(g._fullLayout).filter((k) => /^yaxis[2-9]$/.test(k)).flatMap((k) => {
+        const left = Number(k.slice(5)) - 1, x = g._fullLayout["xaxis" + (left > 1 ? left : "")];
+        return boxes(`.y${k.slice(5)}tick text`).filter(([, r]) => r.left < svg.left + x._offset + x._length)
+            .map(([t]) => `${id} ${k} label ${t} on the panel to its left`);
+    });
+    return [...moved, ...out, ...onLeft];
 })"""
 TITLES_ON_LABELS = [(".g-xtitle text", ".xtick text"), (".g-ytitle text", ".ytick text")]
 

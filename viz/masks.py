@@ -64,10 +64,38 @@ def _token_margin(layout: dict, *, key_title: bool = True, colorbar: bool = Fals
     >>> _token_margin({"xaxis": {"ticktext": ["the", "cat"]}}), _token_margin({"xaxis": {"ticktext": ["internati…"]}})
     ({'l': 76, 'b': 76, 'r': 20}, {'l': 117, 'b': 117, 'r': 20})
     """
-    longest = max(map(text_px, layout["xaxis"]["ticktext"]), default=0)
-    reach = TICK_STANDOFF + TICK_PAD + 0.71 * (longest + 12)
+    reach = _label_reach(layout)
     return {"l": round(reach + AXIS_TITLE_PX), "b": round(reach + (AXIS_TITLE_PX if key_title else 0)),
             "r": COLORBAR_PX if colorbar else 20}
+
+
+def _label_reach(layout: dict) -> float:
+    """How far the longest token label at 45° reaches from its axis, in px (its width and height, projected)."""
+    longest = max(map(text_px, layout["xaxis"]["ticktext"]), default=0)
+    return TICK_STANDOFF + TICK_PAD + 0.71 * (longest + 12)
+
+
+def _fit_row_labels(layout: dict, panels: int, spacing: float) -> dict:
+    """Row labels on every panel where they fit in the gap left of it; where they would reach into the panel
+    on the left (long tokens: "TRANSFORM…" over the causal mask's cells), on the first panel only (the
+    panels' rows line up). A panel is square, so one shorter than its domain is wide leaves more gap
+    (its domain's spare width, centred).
+
+    >>> def two_panels(height):                   # 800 px wide: each domain 384 px, the gap 32 px
+    ...     layout = {"height": height, "margin": {"l": 80, "r": 20, "t": 60, "b": 80},
+    ...               "xaxis": {"ticktext": ["the"]}, "yaxis2": {}}
+    ...     return _fit_row_labels(layout, 2, 0.04)["yaxis2"]
+    >>> two_panels(300), two_panels(600)           # panels 160 px (224 px to spare) or 384 px wide
+    ({}, {'showticklabels': False})
+    """
+    m = layout["margin"]
+    width, height = PLOT_WIDTH - m["l"] - m["r"], layout["height"] - m["t"] - m["b"]
+    domain = width * (1 - spacing * (panels - 1)) / panels
+    gap = spacing * width + max(0.0, domain - height)
+    if _label_reach(layout) > gap:
+        for i in range(2, panels + 1):
+            layout[f"yaxis{i}"]["showticklabels"] = False
+    return layout
 
 
 def _height(n_tokens: int, panels: int, per_token: int, margin: int, floor: int, bottom: int = 50) -> int:
@@ -117,8 +145,8 @@ def mask_panels(labels: list[str], mask: list[list[bool]], weights: list[list[fl
               tr(lang, "masks_fig_weights")]
     layout = _token_axes(subplot_row(titles, spacing=0.08), labels, lang, 3)
     margin = _token_margin(layout, colorbar=True)
-    return plain_figure(data, layout | base_layout(height=_height(len(labels), 3, 22, 160, 380, margin["b"]),
-                                                   margin=margin))
+    layout |= base_layout(height=_height(len(labels), 3, 22, 160, 380, margin["b"]), margin=margin)
+    return plain_figure(data, _fit_row_labels(layout, 3, 0.08))
 
 
 def composition_figure(labels: list[str], parts: dict[str, list[list[bool]]],
@@ -132,8 +160,8 @@ def composition_figure(labels: list[str], parts: dict[str, list[list[bool]]],
     layout = _token_axes(subplot_row([tr(lang, f"masks_fig_{n}") for n in names], spacing=0.04), labels, lang,
                          len(names), key_title=False)
     margin = _token_margin(layout, key_title=False)
-    return plain_figure(data, layout | base_layout(height=_height(len(labels), len(names), 14, 120, 300, margin["b"]),
-                                                   margin=margin))
+    layout |= base_layout(height=_height(len(labels), len(names), 14, 120, 300, margin["b"]), margin=margin)
+    return plain_figure(data, _fit_row_labels(layout, len(names), 0.04))
 
 
 def nan_trap_figure(labels: list[str], naive: list[list[float]], safe: list[list[float]],
@@ -151,5 +179,5 @@ def nan_trap_figure(labels: list[str], naive: list[list[float]], safe: list[list
     layout = _token_axes(subplot_row([tr(lang, "masks_fig_naive"), tr(lang, "masks_fig_safe")], spacing=0.1),
                          labels, lang, 2)
     margin = _token_margin(layout, colorbar=True)
-    return plain_figure(data, layout | base_layout(height=_height(len(labels), 2, 20, 150, 360, margin["b"]),
-                                                   title=title, margin=margin))
+    layout |= base_layout(height=_height(len(labels), 2, 20, 150, 360, margin["b"]), title=title, margin=margin)
+    return plain_figure(data, _fit_row_labels(layout, 2, 0.1))
