@@ -248,6 +248,13 @@ def broken_words(root, selector: str, word: str = "[A-Za-z0-9]+") -> list[str]:
         })""", [selector, word])
 
 
+def pushed_margins(figure) -> list[str]:
+    """The sides of a Plotly figure (a locator of its ``.js-plotly-plot``) whose drawn margin is more than
+    1 px past the one its layout set: a legend or labels pushed it, and Plotly drew the figure twice."""
+    return figure.evaluate("""g => ["l", "r", "t", "b"].filter((side) =>
+        Math.abs(g._fullLayout._size[side] - g._fullLayout.margin[side]) > 1)""")
+
+
 def gap_under_label(block, title_start: str) -> float:
     """Pixels from the bottom of a figure block's label (Gradio draws it over the figure's top left) down to
     the top of the figure's text that starts with ``title_start``; negative when the label covers it."""

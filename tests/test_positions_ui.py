@@ -4,11 +4,12 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import wait_until_still
+from tests.conftest import pushed_margins, wait_until_still
 
 pytestmark = pytest.mark.e2e
 
 ROTATE = "#pos_rotate_plot .js-plotly-plot"
+CLOCK = "#pos_clock_plot .js-plotly-plot"
 
 
 def open_tab(page, server_url, label):
@@ -30,6 +31,9 @@ def test_rotate_play_and_conventions(page, server_url, shot):
     expect(title).to_have_text(re.compile(r"m = 40, k at n = 2"), timeout=15_000)
     moved = page.locator(ROTATE).evaluate("g => g.data.find(t => t.name === 'q rotated to m' && t.xaxis === 'x').x[1]")
     assert moved != first
+    # Regression: the legend and the pair axis pushed the bottom margins 2 and 3 px, so Plotly drew each
+    # frame of Play twice.
+    assert pushed_margins(page.locator(ROTATE)) == pushed_margins(page.locator(CLOCK)) == []
 
     page.locator("#pos_both input").check()
     page.locator("#pos_play").click()
@@ -75,6 +79,7 @@ def test_chinese_figures_and_a_clear_error(browser, server_url, shot):
     page = context.new_page()
     open_tab(page, server_url, "位置编码（RoPE）")
     expect(page.locator(f"{ROTATE} .gtitle")).to_have_text(re.compile("q 位于位置 m = 5"), timeout=30_000)
+    assert pushed_margins(page.locator(ROTATE)) == pushed_margins(page.locator(CLOCK)) == []
     page.get_by_role("tab", name="相对位置").click()
     expect(page.locator("#pos_relative_plot .gtitle")).to_have_text(re.compile("分数只取决于 n − m"), timeout=30_000)
     shot(page, "relative-zh")
