@@ -5,7 +5,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import text_overlaps
+from tests.conftest import pushed_margins, text_overlaps
 
 pytestmark = pytest.mark.e2e
 
@@ -70,6 +70,9 @@ def test_switch_variant_generate_and_stop(page, server_url, shot):
     # Regression: the time panel's "0" (ms) and its first context tick met at the corner.
     assert text_overlaps(page.locator("#kv_growth_plot .js-plotly-plot"),
                          [(".xtick text", ".ytick text"), (".x2tick text", ".y2tick text")]) == []
+    # Regression: the layer labels and the bytes axis pushed margins (12 and 8 px), so Plotly drew both
+    # figures twice on every update of the stream.
+    assert pushed_margins(page.locator(CACHE)) == pushed_margins(page.locator("#kv_growth_plot .js-plotly-plot")) == []
     expect(page.locator(".toast-body")).to_have_count(0)
     shot(page, "kv-en")
 
@@ -103,6 +106,7 @@ def test_chinese_mla_and_a_clear_error(browser, server_url, shot):
     page.locator("#kv_generate").click()
     expect(page.locator("#kv_status")).to_contain_text("第 40 / 40 步", timeout=120_000)
     expect(page.locator("#kv_groups_plot .js-plotly-plot")).to_contain_text("c：潜在向量（32 个数）")
+    assert pushed_margins(page.locator(CACHE)) == pushed_margins(page.locator("#kv_growth_plot .js-plotly-plot")) == []
     shot(page, "kv-zh")
 
     box = page.locator("#kv_prompt textarea")

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from locales import tr
 from viz.calculator import human
-from viz.common import WEIGHT_SCALE, axis_ref, base_layout, figure, subplot_row
+from viz.common import WEIGHT_SCALE, axis_ref, base_layout, figure, subplot_row, text_px
 
 if TYPE_CHECKING:                                      # the results viz draws; models imports torch
     from models.kv_cache import DecodeTimes, LayerCache
@@ -97,7 +97,10 @@ def cache_figure(layer: LayerCache, capacity: int, prompt_len: int, picture: np.
         "coloraxis": {"colorscale": WEIGHT_SCALE, "cmin": 0,
                       "colorbar": {"title": {"text": tr(lang, "kv_fig_rms")}, "thickness": 12, "len": 0.8}},
         "shapes": shapes, "annotations": notes}
-    layout["margin"] = {**layout["margin"], "t": 100}
+    # Room for the layer labels, the axis titles and the position ticks: short of it, Plotly's automargin
+    # pushes a margin and draws the picture twice, several times a second while a generation streams.
+    layout["margin"] = {**layout["margin"], "t": 100, "l": round(max(map(text_px, layout["yaxis"]["ticktext"])) + 30),
+                        "b": 60, "r": 140}
     return figure(data, layout)
 
 
@@ -175,7 +178,7 @@ def growth_figure(capacity: int, formula: str, bytes_per_token: float, others: d
     layout["xaxis2"].update(title={"text": tr(lang, "kv_fig_context")}, ticklabelstandoff=4)
     layout["yaxis2"].update(title={"text": tr(lang, "kv_fig_ms")}, rangemode="tozero", ticklabelstandoff=8)
     layout["legend"] = {"orientation": "h", "y": -0.22, "x": 0}
-    layout["margin"] = {**layout["margin"], "b": 110}
+    layout["margin"] = {**layout["margin"], "b": 110, "l": 75}       # "1.5M" and "bytes" without a push
     return figure(data, layout)
 
 
