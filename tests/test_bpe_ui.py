@@ -4,11 +4,15 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import wait_until_still
+from tests.conftest import pushed_margins, wait_until_still
 
 pytestmark = pytest.mark.e2e
 
 CARD = "#bpe_card"
+
+
+# The figures a step redraws.
+STEP_FIGURES = ("bpe_competitors", "bpe_curves", "bpe_compare_plot", "bpe_granularity_plot")
 
 
 def open_tab(page, server_url, name="Tokenizer (BPE)"):
@@ -30,6 +34,9 @@ def test_step_retrain_and_encode(page, server_url, shot):
     expect(card).to_contain_text("Merge 2 of 400", timeout=15_000)
     page.wait_for_function(f"() => document.querySelector('#bpe_competitors .js-plotly-plot')._fullData[0].x[0] != {first}")
     assert chosen_count(page) <= first                              # counts never grow from merge to merge
+    # Regression: the pair labels, the axis titles and the legends pushed the figures' margins (by 3 to 49 px),
+    # so Plotly drew each of them twice on every step (and every frame of Play).
+    assert [pushed_margins(page.locator(f"#{name} .js-plotly-plot")) for name in STEP_FIGURES] == [[]] * 4
     expect(page.locator("#bpe_segmentation")).to_contain_text("First 1,500 of")
     # Regression: the replay box showed "tokenization" and replayed " tokenization" without saying so.
     assert page.locator("#bpe_word textarea").input_value().startswith(" ")
@@ -94,6 +101,7 @@ def test_chinese_ui_and_a_file_that_is_not_utf8(browser, server_url, shot, tmp_p
     expect(escapes.first).to_be_visible()
     assert escapes.evaluate_all("bs => bs.filter(b => b.getClientRects().length > 1).map(b => b.textContent)") == []
     expect(page.locator("#bpe_word")).to_contain_text("开头的空格也是这个词的一部分")
+    assert [pushed_margins(page.locator(f"#{name} .js-plotly-plot")) for name in STEP_FIGURES] == [[]] * 4
     shot(page, "tokenizer-zh")
     latin = tmp_path / "latin1.txt"
     latin.write_bytes("café crème brûlée".encode("latin-1"))

@@ -147,17 +147,20 @@ def base_layout(*, height: int, title: str | None = None, margin: dict | None = 
     }
 
 
-def text_px(text: str, size: float = 12) -> float:
+def text_px(text: str, size: float = 12, *, mono: bool = False) -> float:
     """About how wide ``text`` is drawn at ``size`` px, erring wide: 1 em a CJK character or an ellipsis,
     0.9 em a capital, m or w, 0.62 em any other (DejaVu Sans, the widest usual fallback of :data:`FONT`,
     averages ~0.55 em a lower-case letter; Liberation Sans draws "TRANSFORM…" 88 px wide, this says 109).
+    ``mono``: in a monospace font, 0.62 em every character but a CJK one (DejaVu Sans Mono: 0.60).
 
     A figure that draws its axes with ``automargin`` off sizes its margins with this: Plotly's automargin
     measures every tick label before each draw, a measured share of each slider move (``bench/bench_page.py``).
 
-    >>> text_px("mat"), text_px("露营"), round(text_px("TRANSFORM…"))
-    (25.68, 24.0, 109)
+    >>> text_px("mat"), text_px("露营"), round(text_px("TRANSFORM…")), round(text_px("MAT 露", mono=True))
+    (25.68, 24.0, 109, 42)
     """
+    if mono:
+        return size * sum(1.0 if unicodedata.east_asian_width(c) in "WF" else 0.62 for c in text)
     return size * sum(1.0 if c == "…" or unicodedata.east_asian_width(c) in "WF" else
                       0.9 if c.isupper() or c in "mw" else 0.62 for c in text)
 
