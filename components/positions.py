@@ -193,7 +193,9 @@ def _view_of(controls: dict, request: gr.Request | None) -> dict:
     fitted, slider = _fitted_pair(controls["head_dim"], controls["pair"]), {}
     if fitted is not None:                                         # the slider ends at d/2 − 1 too
         pair, pairs = fitted
-        controls, slider = {**controls, "pair": pair}, {"pair": gr.Slider(maximum=pairs - 1, value=pair)}
+        # d = 2 has one pair: its slider is hidden (Gradio refuses a slider whose ends meet).
+        controls, slider = {**controls, "pair": pair}, {"pair": gr.update(visible=True, maximum=pairs - 1, value=pair)
+                                                        if pairs > 1 else gr.update(visible=False, value=0)}
     return {**slider, **fn(**{name: controls[name] for name in control_names(fn)}, request=request)}
 
 

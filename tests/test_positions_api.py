@@ -231,9 +231,20 @@ def test_lowering_head_dim_below_the_pair_draws_the_last_pair():
     refused "pair i = 3: must be from 0 to 0", blaming a control the learner had not touched)."""
     from components.positions import HANDLERS, redraw
     out = redraw(head_dim=4, pair=3)
-    assert out["pair"].maximum == 1
+    assert out["pair"]["maximum"] == 1 and out["pair"]["visible"]
     rotate = HANDLERS["rotate"][0](head_dim=4, pair=1)
     assert all(out[name] == value for name, value in rotate.items() if name != "device")
+
+
+@pytest.mark.parametrize("view", ["rotate", "frequencies"])
+def test_head_dim_2_draws_its_one_pair(view):
+    """Regression: d = 2 (allowed: "2 to 1,024") answered "Slider minimum must be less than maximum" and left
+    the figures at the last d. Its one pair is drawn and the pair slider, with one choice, hidden."""
+    from components.positions import HANDLERS, redraw
+    out = redraw(view=view, head_dim=2, pair=3)
+    assert out["pair"]["visible"] is False and out["pair"]["value"] == 0
+    drawn = HANDLERS[view][0](head_dim=2, pair=0) if view == "rotate" else HANDLERS[view][0](head_dim=2)
+    assert all(out[name] == value for name, value in drawn.items() if name != "device")
 
 
 @pytest.mark.parametrize("q,k,both,speed,expected", [
