@@ -92,10 +92,14 @@ with _no_stub_files():
             return _rounded(payload, self.precision)
 
     class Number(gr.Number):
-        """``gr.Number`` without the server-side bounds check."""
+        """``gr.Number`` without the server-side bounds check; a whole-number box (``precision=0``) hands a
+        fraction to the handler, whose :func:`models.checks.whole` refuses it by name, rather than round it
+        silently (2.5 typed for top-k drew top-k = 2, the box still saying 2.5)."""
 
         def preprocess(self, payload: Any) -> Any:
-            return None if payload is None else _rounded(payload, self.precision)
+            if payload is None or (self.precision == 0 and isinstance(payload, float) and not payload.is_integer()):
+                return payload
+            return _rounded(payload, self.precision)
 
     class Radio(gr.Radio):
         """``gr.Radio`` that hands a value outside its choices to the handler (which names the choices)."""

@@ -101,6 +101,8 @@ def test_next_token_filters(client):
     ("/attention_next", dict(top_p=0), "top-p = 0: must be a number above 0 and at most 1"),
     ("/attention_next", dict(top_p=1.5), "top-p = 1.5"),
     ("/attention_next", dict(top_k=0), "top-k = 0: must be a whole number from 1 to 61"),
+    # Regression: a whole-number box rounded a fraction silently (2.5 drew top-k = 2).
+    ("/attention_next", dict(top_k=2.5), "top-k = 2.5: must be a whole number from 1 to 61"),
 ])
 def test_bad_input_gives_a_clear_message_and_the_server_keeps_serving(client, endpoint, changes, message):
     with pytest.raises(AppError, match=re.escape(message)):
