@@ -21,14 +21,14 @@ STRINGS = {
         "pos_sub_extrapolation": "Extrapolation", "pos_sub_conventions": "Conventions",
         "pos_sub_compare": "Sinusoidal · RoPE · ALiBi",
         "pos_rotate_note": "Each pair of dimensions of q is a 2-D vector turned by m·θ_i. Press Play: the first "
-                           "pairs spin, the last barely move. Tick “move k with q” and the angle between q and k "
+                           "pairs spin, the last barely move. Tick “Play moves k with q” and the angle between q and k "
                            "stays put while both turn — so does their score.",
         "pos_style": "pair layout",
         "pos_style_half": "half: (i, i + d/2), Hugging Face rotate_half",
         "pos_style_interleaved": "interleaved: (2i, 2i + 1), Meta Llama",
         "pos_pair": "pair i (highlighted)", "pos_m": "q position m", "pos_n": "k position n",
-        "pos_both": "move k with q", "pos_speed": "positions per frame",
-        "term_pos_both": "move k with q",
+        "pos_both": "Play moves k with q", "pos_speed": "positions per frame",
+        "term_pos_both": "Play moves k with q",
         "pos_play": "▶ Play", "pos_pause": "Pause",
         "pos_rotate_plot": "q and k, pair by pair", "pos_clock_plot": "All pairs",
         "pos_matrix": "The rotation of the picked pair",
@@ -125,7 +125,7 @@ Only $m-n$ is left: absolute positions go in, a relative position comes out, and
         "pos_fig_t_safe": "every angle seen in training up to",
         "pos_fig_c_original": "nothing (base {b})", "pos_fig_c_pi": "positions m → m/s",
         "pos_fig_c_ntk": "base → base·s<sup>d/(d−2)</sup> = {b}",
-        "pos_fig_c_llama3": "λ < L/{h} kept, λ > L/{l} divided by s, linear blend between",
+        "pos_fig_c_llama3": "frequency kept where λ < L/{h}, divided by s where λ > L/{l}, blended between",
         "pos_fig_all_turned": "∞ (every pair turned fully in training)",
         "pos_fig_ext_note": "s = {s}, L = {L}: the target context is s·L = {T} tokens.",
         # figures (viz.positions_compare)
@@ -212,13 +212,13 @@ Only $m-n$ is left: absolute positions go in, a relative position comes out, and
         "pos_sub_extrapolation": "外推", "pos_sub_conventions": "两种布局",
         "pos_sub_compare": "正弦 · RoPE · ALiBi",
         "pos_rotate_note": "q 的每一对维度都是一个二维向量，旋转角度为 m·θ_i。按“播放”：前面的维度对飞快旋转，后面的几乎不动。"
-                           "勾选“k 随 q 一起移动”：两者都在转，但它们之间的夹角不变，分数也就不变。",
+                           "勾选“播放时 k 随 q 一起移动”：两者都在转，但它们之间的夹角不变，分数也就不变。",
         "pos_style": "维度配对方式",
         "pos_style_half": "对半：(i, i + d/2)，Hugging Face 的 rotate_half",
         "pos_style_interleaved": "交错：(2i, 2i + 1)，Meta 的 Llama",
         "pos_pair": "维度对 i（高亮）", "pos_m": "q 的位置 m", "pos_n": "k 的位置 n",
-        "pos_both": "k 随 q 一起移动", "pos_speed": "每帧前进的位置数",
-        "term_pos_both": "k 随 q 一起移动",
+        "pos_both": "播放时 k 随 q 一起移动", "pos_speed": "每帧前进的位置数",
+        "term_pos_both": "播放时 k 随 q 一起移动",
         "pos_play": "▶ 播放", "pos_pause": "暂停",
         "pos_rotate_plot": "逐对看 q 和 k", "pos_clock_plot": "所有维度对",
         "pos_matrix": "所选维度对的旋转",
@@ -310,7 +310,7 @@ $$\langle f(q,m), f(k,n)\rangle = \mathrm{Re}\sum_i q^{(i)}\,\overline{k^{(i)}}\
         "pos_fig_t_safe": "所有角度都在训练中见过的最远距离",
         "pos_fig_c_original": "不变（底数 {b}）", "pos_fig_c_pi": "位置 m → m/s",
         "pos_fig_c_ntk": "底数 → 底数·s<sup>d/(d−2)</sup> = {b}",
-        "pos_fig_c_llama3": "λ < L/{h} 保持不变，λ > L/{l} 除以 s，中间线性过渡",
+        "pos_fig_c_llama3": "λ < L/{h} 处频率不变，λ > L/{l} 处频率除以 s，中间线性过渡",
         "pos_fig_all_turned": "∞（训练中每一对都转满了一圈）",
         "pos_fig_ext_note": "s = {s}，L = {L}：目标上下文为 s·L = {T} 个词元。",
         # figures (viz.positions_compare)
