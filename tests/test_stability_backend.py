@@ -179,3 +179,15 @@ def test_a_softmax_whose_sum_overflowed_is_broken_though_finite():
     assert r.broken("float16", "naive") and not r.broken("float16", "stable") and not r.broken("float32", "naive")
     line = next(row for row in overflow_summary(r, "en").splitlines() if row.startswith("- **float16**"))
     assert "naive softmax **broken: every value finite, but they sum to 0**" in line
+
+
+def test_overflow_labels_sit_above_the_bars():
+    """Regression: "NaN" was written at p = 0.95, over the stable softmax's bar of p = 1 (largest logit 89)."""
+    from viz.stability import overflow_figure
+    fig = overflow_figure(softmax_overflow(89.0), "en")
+    layout = fig["layout"]
+    for label in (t for t in fig["data"] if t["type"] == "scatter" and "NaN" in t["text"]):
+        axis = label.get("yaxis", "y").replace("y", "yaxis")
+        bars = [p for t in fig["data"] if t["type"] == "bar" and t.get("yaxis", "y") == label.get("yaxis", "y")
+                for p in t["y"] if p is not None]
+        assert max(bars) < min(label["y"]) < layout[axis]["range"][1]

@@ -58,11 +58,13 @@ def overflow_figure(result, lang: str) -> PlainFigure:
             if not bad and result.broken(dtype, method):                  # finite, yet not a distribution
                 bad = [(x[len(x) // 2], f"Σ p = {_fmt(result.prob_sum[dtype][method], 3)}")]
             if bad:
-                data.append({"type": "scatter", "mode": "text", "x": [b[0] for b in bad], "y": [0.95] * len(bad),
+                # Above the bars (their axis ends at 1.2): at 0.95 "NaN" lay on the stable bar of p = 1.
+                data.append({"type": "scatter", "mode": "text", "x": [b[0] for b in bad], "y": [1.1] * len(bad),
                              "text": [b[1] for b in bad], "textfont": {"color": OVERFLOWED, "size": 13},
                              "showlegend": False, "hoverinfo": "skip", **axis_ref(i)})
         suffix = "" if i == 0 else str(i + 1)
-        layout[f"yaxis{suffix}"] |= {"range": [0, 1.05], "title": {"text": tr(lang, "stability_prob")} if i == 0 else {}}
+        layout[f"yaxis{suffix}"] |= {"range": [0, 1.2], "tickvals": [0, 0.5, 1],
+                                     "title": {"text": tr(lang, "stability_prob")} if i == 0 else {}}
         layout[f"xaxis{suffix}"] |= {"title": {"text": tr(lang, "stability_logit")}, "type": "category"}
     return plain_figure(data, layout)
 
