@@ -18,8 +18,13 @@ side of it. Debian's Chromium, headless as the browser tests run it, opens ``?ta
    before each ``Plotly.react``): what Plotly's measuring of tick labels costs the tab's figures,
    ~1x for the masks figures, which size their own margins (``viz.masks._token_margin``).
 
+5. a step of the Tokenizer tab (Next) on a fresh ``?tab=tokenizer`` page, up to the merge card's
+   new merge plus 1.5 s: four figures and the coloured text redrawn (what each frame of Play costs);
+6. the same with every axis's automargin off: ~1x, since the step's figures set margins that no
+   label pushes (checked by ``tests/test_bpe_ui.py``).
+
 The reference is (2): the ratio (3)/(2) says how much more each event costs once every tab has
-been used, (4)/(2) what the axes' automargin costs. Each line also says how much of it went to
+been used, (4)/(2) what the axes' automargin costs; (6)/(5) the same for the Tokenizer's step. Each line also says how much of it went to
 ``Plotly.react`` (drawing the figures).
 """
 from __future__ import annotations
@@ -37,6 +42,7 @@ from tests.conftest import CHROMIUM  # noqa: E402
 from tests.load_harness import served_app  # noqa: E402
 
 PANELS = "#masks_panels .js-plotly-plot"
+STEP = "#bpe_step input[type=number]"
 # Time spent inside Plotly.react, summed in the page (window.__plotlyMs).
 COUNT_PLOTLY = """() => { window.__plotlyMs = 0; const react = window.Plotly.react;
     window.Plotly.react = function (...args) { const t = performance.now();
@@ -77,8 +83,23 @@ def moves(page, cdp, n: int) -> tuple[float, float]:
     return statistics.median(total), statistics.median(plotly)
 
 
-def masks_page(browser, url: str, init: str | None = None):
-    """A page of its own (a new context) on ``?tab=masks``, its panels drawn, and its CDP session counting
+def steps(page, cdp, n: int) -> tuple[float, float]:
+    """Median main-thread seconds of ``n`` Tokenizer steps (Next), and of their Plotly share."""
+    total, plotly = [], []
+    for _ in range(n):
+        k = int(page.locator(STEP).input_value()) + 1
+        page.evaluate("() => { window.__plotlyMs = 0; }")
+        start = task_seconds(cdp)
+        page.locator("#bpe_next").click()
+        page.locator("#bpe_card").get_by_text(f"Merge {k} of").wait_for()
+        page.wait_for_timeout(1500)
+        total.append(task_seconds(cdp) - start)
+        plotly.append(page.evaluate("() => window.__plotlyMs") / 1000)
+    return statistics.median(total), statistics.median(plotly)
+
+
+def masks_page(browser, url: str, init: str | None = None, tab: str = "masks", drawn: str = PANELS):
+    """A page of its own (a new context) on ``?tab=<tab>``, ``drawn`` shown, and its CDP session counting
     main-thread time from before the load; ``init`` runs in the page before the app's scripts."""
     page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
     page.set_default_timeout(120_000)
@@ -86,8 +107,8 @@ def masks_page(browser, url: str, init: str | None = None):
         page.add_init_script(init)
     cdp = page.context.new_cdp_session(page)
     cdp.send("Performance.enable")
-    page.goto(f"{url}?tab=masks")
-    page.locator(PANELS).wait_for()
+    page.goto(f"{url}?tab={tab}")
+    page.locator(drawn).first.wait_for()
     return page, cdp
 
 
@@ -120,6 +141,16 @@ def main() -> None:
         page.wait_for_timeout(2000)
         page.evaluate(COUNT_PLOTLY)
         bare, bare_plotly = moves(page, cdp, args.moves)
+
+        step, step_plotly, step_bare, step_bare_plotly = 0.0, 0.0, 0.0, 0.0
+        for init in (None, AUTOMARGIN_OFF):
+            page, cdp = masks_page(browser, url, init=init, tab="tokenizer", drawn="#bpe_competitors .js-plotly-plot")
+            page.wait_for_timeout(2000)
+            page.evaluate(COUNT_PLOTLY)
+            if init:
+                step_bare, step_bare_plotly = steps(page, cdp, args.moves)
+            else:
+                step, step_plotly = steps(page, cdp, args.moves)
         browser.close()
 
     print(f"Chromium {CHROMIUM}, main-thread task seconds (CDP TaskDuration), medians of {args.moves} moves\n")
@@ -129,7 +160,10 @@ def main() -> None:
     print(f"| a slider move, fresh page (reference) | {fresh:.2f} s | {fresh_plotly:.2f} s |")
     print(f"| the same move after every tab was opened | {used:.2f} s | {used_plotly:.2f} s |")
     print(f"| the move of the reference, every axis's automargin off | {bare:.2f} s | {bare_plotly:.2f} s |")
-    print(f"\nafter every tab / fresh: {used / fresh:.2f}x; automargin off / fresh: {bare / fresh:.2f}x")
+    print(f"| a Tokenizer step (Next), fresh page | {step:.2f} s | {step_plotly:.2f} s |")
+    print(f"| the same step, every axis's automargin off | {step_bare:.2f} s | {step_bare_plotly:.2f} s |")
+    print(f"\nafter every tab / fresh: {used / fresh:.2f}x; automargin off / fresh: {bare / fresh:.2f}x; "
+          f"step, automargin off / on: {step_bare / step:.2f}x")
 
 
 if __name__ == "__main__":
