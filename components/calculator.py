@@ -1,6 +1,7 @@
 """The Calculator tab: parameters, FLOPs and memory of real models, every number with its formula."""
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import gradio as gr
@@ -9,6 +10,7 @@ from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Dropdown, Number, Radio
 from components.wiring import control_names, event, grouped
+from locales import LOCALES, tr
 from models.calculator import (ATTENTION_KERNELS, BOOL_FIELDS, DTYPE_BYTES, FIELD_CHOICES, OPTIMIZER_RECIPES,
                                PRESETS, RECOMPUTE, RunSettings, fields_of, spec_fields)
 from models.limits import CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_MAX_JSON_CHARS
@@ -136,9 +138,6 @@ def field_rows(names: list[str], longest: int = LONG_WORD) -> list[list[str]]:
     >>> field_rows(["n_layers", "n_heads", "n_kv_heads", "head_dim", "ffn_dim"])
     [['n_layers', 'n_heads'], ['n_kv_heads'], ['head_dim'], ['ffn_dim']]
     """
-    import re
-
-    from locales import LOCALES, tr
     long = {name for name in names for lang in LOCALES
             if any(len(w) >= longest for w in re.findall("[A-Za-z0-9_]+", tr(lang, f"calc_f_{name}")))}
     rows: list[list[str]] = []

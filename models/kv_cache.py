@@ -35,6 +35,7 @@ Not handled: paged or quantised caches, sliding-window eviction, batches of uneq
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -187,7 +188,6 @@ def time_axis(ms_cached: list[float], ms_uncached: list[float], window: int = 9,
     >>> time_axis([5.0, 1, 1, 1], [10.0, 11, 12, 13])
     (None, 0, 0.0)
     """
-    import statistics
     tops = [ms_cached[0]] if ms_cached else []
     values = []
     for series in (ms_cached[1:], ms_uncached):
