@@ -4,7 +4,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import broken_words, errors_seen
+from tests.conftest import broken_words, errors_seen, pushed_margins
 
 pytestmark = pytest.mark.e2e
 
@@ -22,6 +22,9 @@ def test_preset_and_config(page, server_url, shot):
     assert cut == []
     # Regression: "num_key_value_he|ads", "intermediate_size" broke inside the key: such a field has a row of its own.
     assert broken_words(page.locator("#tab_calculator"), "[data-testid=block-info]", "[A-Za-z0-9_]+") == []
+    # Regression: labels and legends pushed the four figures' margins (3 to 52 px): each drew twice per event.
+    assert [pushed_margins(page.locator(f"#calc_{name}_plot .js-plotly-plot"))
+            for name in ("params", "memory", "kv", "layouts")] == [[]] * 4
     page.locator("#calc_seq input").fill("8192")                              # any field, right after opening
     page.locator("#calc_seq input").press("Enter")
     expect(summary).to_contain_text("KV cache: 1.00 GiB", timeout=15_000)     # 2·32·8·128·8192·2 B

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from locales import tr
-from viz.common import PlainFigure, base_layout, plain_figure
+from viz.common import PlainFigure, base_layout, plain_figure, text_px
 
 PALETTE = ["#4f46e5", "#0ea5e9", "#10b981", "#f59e0b", "#ef4444", "#8b5cf6", "#ec4899", "#64748b"]
 
@@ -46,7 +46,9 @@ def params_figure(parts: dict[str, int], active_parts: dict[str, int], lang: str
              "y": [T("total"), T("active")], "x": [parts[k], active_parts[k]],
              "hovertemplate": "%{x:,} " + T("params") + "<extra>%{fullData.name}</extra>"}
             for i, k in enumerate(names)]
-    layout = base_layout(height=280, title=T("params_title")) | {   # the legend above: clear of the axis title
+    # Margins that hold the bar labels and the axis: Plotly's automargin would push them and draw twice, each event.
+    margin = {"l": round(max(text_px(T("total")), text_px(T("active"))) + 14), "b": 60}
+    layout = base_layout(height=280, title=T("params_title"), margin=margin) | {   # the legend above: clear of the axis title
         "barmode": "stack", "xaxis": {"title": {"text": T("params")}},
         "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"}}
     return plain_figure(data, layout)
@@ -69,7 +71,7 @@ def memory_figure(inference: dict[str, int], training: dict[str, int], capacitie
                        "line": {"color": "#111827", "dash": "dash"}})
         notes.append({"x": x, "y": cap, "text": T("gpu_line", n=n, gib=gpu_gib, pct=100 * usable, cap=cap),
                       "showarrow": False, "yshift": 10})
-    layout = base_layout(height=360, title=T("memory_title")) | {
+    layout = base_layout(height=360, title=T("memory_title"), margin={"b": 76}) | {      # room for the legend
         "barmode": "stack", "shapes": shapes, "annotations": notes, "yaxis": {"title": {"text": "GiB"}},
         "legend": {"orientation": "h", "y": -0.15}}
     return plain_figure(data, layout)
@@ -83,7 +85,7 @@ def kv_figure(contexts: list[int], kv_gib: list[float], weights_gib: float, cros
              "line": {"color": PALETTE[1], "width": 3}},
             {"type": "scatter", "mode": "lines", "name": T("weights"), "x": [contexts[0], contexts[-1]],
              "y": [weights_gib, weights_gib], "line": {"color": PALETTE[0], "dash": "dash"}}]
-    layout = base_layout(height=320, title=T("kv_title")) | {
+    layout = base_layout(height=320, title=T("kv_title"), margin={"l": 66, "b": 88}) | {   # the axis titles, the legend
         "xaxis": {"type": "log", "title": {"text": T("context")}},
         "yaxis": {"type": "log", "title": {"text": T("gib")}},
         "legend": {"orientation": "h", "y": -0.3}}
@@ -106,7 +108,7 @@ def layouts_figure(lay, lang: str = "en") -> PlainFigure:
              "line": {"color": PALETTE[i], "width": 3 if k == "yoco" else 2, "dash": dash[k]},
              "hovertemplate": "T = %{x:,}<br>%{y:.3s}B<extra>%{fullData.name}</extra>"}
             for i, (k, ys) in enumerate(lay.bytes.items())]
-    layout = base_layout(height=340, title=T("layouts_title")) | {
+    layout = base_layout(height=340, title=T("layouts_title"), margin={"l": 72, "b": 110}) | {   # "100T", the legend
         "xaxis": {"type": "log", "title": {"text": T("context")}},
         "yaxis": {"type": "log", "title": {"text": T("cache_bytes")}, "exponentformat": "SI"},
         "legend": {"orientation": "h", "y": -0.3},
