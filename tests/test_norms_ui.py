@@ -4,7 +4,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import gap_under_label
+from tests.conftest import gap_under_label, pushed_margins
 
 pytestmark = pytest.mark.e2e
 
@@ -78,6 +78,8 @@ def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
     page = context.new_page()
     open_tab(page, server_url, "归一化")
     expect(page.locator("#norm_grads_plot .gtitle")).to_have_text(re.compile("初始化时"), timeout=30_000)
+    # Regression: the Chinese legend's second row pushed the bottom margin 9 px: Plotly drew the figure twice.
+    assert pushed_margins(page.locator("#norm_grads_plot .js-plotly-plot")) == []
     set_slider(page, "norm_width", 96)
     set_slider(page, "norm_heads", 5)
     expect(page.locator(".toast-body").first).to_contain_text("必须能被 n_heads = 5 整除", timeout=30_000)   # in Chinese

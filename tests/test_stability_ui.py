@@ -4,6 +4,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.conftest import pushed_margins
+
 pytestmark = pytest.mark.e2e
 
 OVERFLOW = "#stability_overflow .js-plotly-plot"
@@ -65,6 +67,7 @@ def test_chinese_text_and_a_clear_error(browser, server_url, shot):
     open_section(page, server_url, "归一化")
     expect(page.locator(f"{OVERFLOW} .gtitle")).to_have_text(re.compile("三种数据类型"), timeout=30_000)
     expect(page.locator("#stability_overflow_summary")).to_contain_text("溢出")
+    assert pushed_margins(page.locator(OVERFLOW)) == []          # regression: the legend pushed it 12 px
     fill(page, "stability_lr_min", 0.5)
     page.locator("#stability_run").click()
     expect(page.locator(".toast-body").first).to_contain_text("最小学习率（0.5）不能大于最大学习率（0.1）",

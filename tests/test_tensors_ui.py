@@ -5,6 +5,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.conftest import pushed_margins
+
 pytestmark = pytest.mark.e2e
 
 MEMORY = "#tensors_memory .js-plotly-plot"
@@ -23,6 +25,7 @@ def test_layout_chain_a_refused_view_and_a_preset(page, server_url, shot):
     open_tensors(page, server_url)
     expect(page.locator("#tensors_table")).to_contain_text("[24, 4, 8, 1]", timeout=15_000)   # after transpose(1, 2)
     assert page.locator(MEMORY).evaluate("g => g._fullData[1].y.length") == 3          # original + 2 steps
+    assert pushed_margins(page.locator(MEMORY)) == []            # regression: the axis title pushed it 3 px
     shot(page, "layout-split")
 
     ops = page.locator("#tensors_ops textarea")

@@ -87,8 +87,9 @@ LEGEND_BELOW_PX = 62                    # the legend's top below the plot area: 
 
 def _legend(height: int) -> dict:
     """A horizontal legend under the plot, a fixed distance below it whatever the figure's height (a
-    fraction of the plot area put it on the axis title of the shorter figures)."""
-    margin = {"l": 60, "r": 20, "t": 80, "b": 90}
+    fraction of the plot area put it on the axis title of the shorter figures). The bottom margin holds the
+    legend in one row, or the Chinese gradients legend in its two: Plotly would push it and draw twice."""
+    margin = {"l": 60, "r": 20, "t": 80, "b": 100}
     below = LEGEND_BELOW_PX / (height - margin["t"] - margin["b"])
     return {"legend": {"orientation": "h", "x": 0, "y": -below, "yanchor": "top"}, "height": height, "margin": margin}
 
@@ -242,8 +243,9 @@ def axes_figure(x: list[list[list[float]]], outputs: dict[str, list[list[list[fl
         layout[f"yaxis{suffix}"].update(autorange="reversed", showgrid=False, zeroline=False,
                                         showticklabels=i == 0, type="category")
     height = max(300, 130 + 26 * B * T)
-    # A top margin for two-line panel titles, clear of the figure's label above them.
-    return figure(data, layout | base_layout(height=height, margin={"t": 100}) | {"shapes": shapes})
+    # A top margin for two-line panel titles, clear of the figure's label above them; a bottom one that holds
+    # the axis titles (short of it, Plotly pushes the margin and draws the figure twice).
+    return figure(data, layout | base_layout(height=height, margin={"t": 100, "b": 60}) | {"shapes": shapes})
 
 
 def gradients_summary(trend, n_layers: int, lang: str = "en") -> str:

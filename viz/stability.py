@@ -44,7 +44,7 @@ def overflow_figure(result, lang: str) -> PlainFigure:
     layout |= subplot_row([tr(lang, "stability_overflow_panel", dtype=d, largest=f"{result.largest_logit[d]:.2f}")
                            for d in dtypes], spacing=0.05)
     layout |= {"barmode": "group", "legend": {"orientation": "h", "y": -0.3}}
-    layout["margin"] |= {"b": 80}
+    layout["margin"] |= {"b": 96}                  # the axis titles and the legend, without a push
     x = [f"{v:.3g}" for v in result.logits]
     data = []
     for i, dtype in enumerate(dtypes):

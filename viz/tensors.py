@@ -84,7 +84,7 @@ def memory_figure(steps: list, lang: str = "en") -> dict:
                   "range": [-0.5, width - 0.5], "dtick": 1 if width <= 32 else None},
         "yaxis": {"autorange": "reversed", "showgrid": False, "type": "category"},
         "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"},
-        "annotations": annotations, "margin": {"l": 190, "r": 90, "t": 80, "b": 50}}
+        "annotations": annotations, "margin": {"l": 190, "r": 90, "t": 80, "b": 60}}
     return plain_figure(data, layout)
 
 
