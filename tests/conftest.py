@@ -248,13 +248,15 @@ def broken_words(root, selector: str, word: str = "[A-Za-z0-9]+") -> list[str]:
         })""", [selector, word])
 
 
-PUSHED = """g => ["l", "r", "t", "b"].filter((side) => Math.abs(g._fullLayout._size[side] - g._fullLayout.margin[side]) > 1)"""
+PUSHED = """g => !g._fullLayout ? ["not drawn"] :
+    ["l", "r", "t", "b"].filter((side) => Math.abs(g._fullLayout._size[side] - g._fullLayout.margin[side]) > 1)"""
 
 
 def pushed_margins(figure, settle_ms: int = 10_000) -> list[str]:
     """The sides of a Plotly figure (a locator of its ``.js-plotly-plot``) whose drawn margin is more than
-    1 px past the one its layout set: a legend or labels pushed it, and Plotly drew the figure twice.
-    Waits up to ``settle_ms`` for none (a draw in flight may show its first pass), then reads them."""
+    1 px past the one its layout set: a legend or labels pushed it, and Plotly drew the figure twice
+    (``["not drawn"]`` before its first draw). Waits up to ``settle_ms`` for none (a draw in flight may
+    show its first pass), then reads them."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
     try:
         figure.page.wait_for_function(f"g => ({PUSHED})(g).length === 0", arg=figure.element_handle(),

@@ -4,6 +4,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
+from tests.conftest import pushed_margins
+
 pytestmark = pytest.mark.e2e
 
 GRID = "#attn_heads_grid .js-plotly-plot"
@@ -29,6 +31,8 @@ def test_every_view_draws_and_follows_its_controls(page, server_url, shot):
     assert page.locator(GRID).evaluate("g => g._fullData.filter(t => t.type === 'heatmap').length") == 16
     expect(page.locator(f"{DETAIL} .gtitle")).to_have_text(re.compile("Layer 4, head 2: query 64"), timeout=30_000)
     expect(page.locator("#attn_heads_summary")).to_contain_text("previous char")
+    # Regression: the colorbar pushed the right margin 66 px, so Plotly drew the figure twice per event.
+    assert pushed_margins(page.locator("#attn_heads_patterns .js-plotly-plot")) == []
 
     set_number(page, "attn_heads_layer", 2)
     expect(page.locator(f"{DETAIL} .gtitle")).to_have_text(re.compile("Layer 2, head 2"), timeout=30_000)

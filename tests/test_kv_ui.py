@@ -48,6 +48,8 @@ def open_tab(page, server_url: str, name: str) -> None:
 def test_switch_variant_generate_and_stop(page, server_url, shot):
     open_tab(page, server_url, "KV cache")
     assert not any(heatmap_lengths(page))                                             # preallocated, empty
+    # Regression: the presets' legend pushed the bottom margin 77 px, so Plotly drew the figure twice.
+    assert pushed_margins(page.locator("#kv_scale_plot .js-plotly-plot")) == []
     assert_one_line_label(page, "kv_n_kv")
     assert_one_line_label(page, "kv_temperature")
 

@@ -4,7 +4,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import text_overlaps
+from tests.conftest import pushed_margins, text_overlaps
 
 pytestmark = pytest.mark.e2e
 
@@ -43,6 +43,8 @@ def test_ffn_routing_and_training(page, server_url, shot):
     page.locator("#moe_activations label").filter(has_text="ReLU").click()
     wait_traces(page, ACT, 6)
     expect(page.locator("#moe_sizes_md")).to_contain_text("11,008")
+    # Regression: the colorbar and the bar names pushed margins (60 and 108 px): each figure drew twice.
+    assert [pushed_margins(page.locator(f"#moe_{name}_plot .js-plotly-plot")) for name in ("gated", "sizes")] == [[]] * 2
     shot(page, "moe-ffn-en")
 
     page.locator("[data-tab-id=moe_route]").click()

@@ -194,7 +194,7 @@ def patterns_figure(view, lang: str = "en") -> PlainFigure:
         layout[f"yaxis{suffix}"].update({"tickmode": "array", "tickvals": list(range(len(rows))), "ticktext": rows,
                                          "autorange": "reversed", "showticklabels": True})
     return plain_figure(data, layout | base_layout(height=120 + 24 * len(rows))
-                        | {"margin": {"l": 70, "r": 20, "t": 60, "b": 150}})
+                        | {"margin": {"l": 70, "r": 90, "t": 60, "b": 150}})          # r: the colorbar and its title
 
 
 def patterns_summary(patterns, lang: str = "en", threshold: float = PATTERN_THRESHOLD) -> str:

@@ -259,7 +259,8 @@ def scale_figure(contexts: list[int], curves: dict[str, list[int]], chosen: str,
     data.append({"type": "scatter", "mode": "markers", "x": [seq_len], "y": [cache_bytes / 2**30],
                  "name": tr(lang, "kv_fig_here", t=seq_len, size=human(cache_bytes, "B")),
                  "marker": {"size": 12, "color": COLORS["uncached"], "symbol": "circle-open", "line": {"width": 3}}})
-    layout = base_layout(height=420, title=tr(lang, "kv_fig_scale_title", batch=batch, dtype=dtype)) | {
+    layout = base_layout(height=420, title=tr(lang, "kv_fig_scale_title", batch=batch, dtype=dtype),
+                         margin={"b": 132}) | {                          # the legend's rows, without a push
         "xaxis": {"type": "log", "title": {"text": tr(lang, "kv_fig_scale_context")}},
         "yaxis": {"type": "log", "title": {"text": tr(lang, "kv_fig_gib")}},
         "legend": {"orientation": "h", "y": -0.25}}

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from locales import tr
 from viz.common import (NAN_COLOR, WEIGHT_SCALE, axis_ref, base_layout, figure, finite, finite_grid,
-                        subplot_row, waiting)
+                        subplot_row, text_px, waiting)
 
 if TYPE_CHECKING:
     from models.ffn import FFNSizes
@@ -72,7 +72,9 @@ def gated_figure(name: str, grid: list[float], z: list[list[float]], lang: str =
     layout = {"xaxis": {"title": {"text": tr(lang, "moe_fig_gate_a")}, "range": [lo, hi], "ticklabelstandoff": 4},
               "yaxis": {"title": {"text": tr(lang, "moe_fig_value_b")}, "range": [lo, hi], "ticklabelstandoff": 4}}
     title = tr(lang, "moe_fig_gated_title", name={"swiglu": "SwiGLU", "geglu": "GEGLU"}[name], act=act)
-    return figure(data, _with_legend_below(layout, height=420, title=title))
+    full = _with_legend_below(layout, height=420, title=title)
+    full["margin"]["r"] = 90                            # the colorbar: Plotly would push the margin and draw twice
+    return figure(data, full)
 
 
 def ffn_sizes_figure(s: FFNSizes, lang: str = "en") -> go.Figure:
@@ -95,7 +97,9 @@ def ffn_sizes_figure(s: FFNSizes, lang: str = "en") -> go.Figure:
     layout = {"barmode": "stack", "xaxis": {"title": {"text": tr(lang, "moe_fig_weights")}, "range": [0, max(totals) * 1.45]},
               "yaxis": {"autorange": "reversed"}}
     title = tr(lang, "moe_fig_sizes_title", d=s.d_model, h=s.swiglu_hidden, m=s.multiple_of)
-    return figure(data, _with_legend_below(layout, height=340, title=title))
+    full = _with_legend_below(layout, height=340, title=title)
+    full["margin"]["l"] = round(max(map(text_px, bars)) + 14)    # the bar names, without a push (a second draw)
+    return figure(data, full)
 
 
 # --------------------------------------------------------------------------- routing view
