@@ -232,7 +232,8 @@ def text_overlaps(figure, pairs: list[tuple[str, str]]) -> list[str]:
 
 def broken_words(root, selector: str, word: str = "[A-Za-z0-9]+") -> list[str]:
     """The words (runs matching the JavaScript regex ``word``) in the visible elements under ``root`` (a
-    locator) matched by ``selector`` that the browser broke across lines."""
+    locator) matched by ``selector`` that the browser broke across lines. Latin letters and digits by
+    default: a hyphen may end a line, and Chinese may break between any two characters."""
     return root.evaluate("""(root, [selector, word]) => [...root.querySelectorAll(selector)]
         .filter((el) => el.offsetParent !== null).flatMap((el) => {
             const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT), broken = [];
