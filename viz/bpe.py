@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 
 from locales import tr
-from viz.common import ALLOWED_COLOR, PlainFigure, axis_ref, base_layout, finite, plain_figure, subplot_row, text_px
+from viz.common import ALLOWED_COLOR, PlainFigure, axis_ref, base_layout, finite, plain_figure, label_margin, subplot_row
 
 TOKEN_COLORS = ("#fde68a", "#bbf7d0", "#bfdbfe", "#fbcfe8", "#ddd6fe", "#fed7aa", "#a5f3fc")
 TIE_COLOR = "#f59e0b"        # amber: tied with the winner
@@ -145,9 +145,9 @@ def competitors_figure(k: int, pairs: list[tuple[str, int]], tied: int, lang: st
              "cliponaxis": False, "textfont": {"size": 11}, "hovertemplate": "%{y}: %{x:,}<extra></extra>"}
             for kind in ("chosen", "tied", "lost") if kind in kinds]
     title = tr(lang, "bpe_fig_competitors", k=k)
-    # Margins that hold the pair labels and the count axis: short of them, Plotly's automargin pushes one and
-    # draws the figure twice, on every step of Play.
-    margin = {"l": round(max(text_px(label, mono=True) for label in labels) + 14), "b": 60}
+    # A left margin that holds the pair labels: short of it, Plotly's automargin pushes it and draws the
+    # figure twice, on every step of Play.
+    margin = {"l": label_margin(labels, mono=True)}
     layout = base_layout(height=max(260, 70 + 26 * len(pairs)), title=title, margin=margin) | {
         "yaxis": {"categoryorder": "array", "categoryarray": labels[::-1], "automargin": True,
                   "tickfont": {"family": "ui-monospace, 'WenQuanYi Micro Hei', monospace"}},
@@ -188,7 +188,7 @@ def curves_figure(tokens: list[int], k: int, cl100k_bpt: float | None = None, la
                                       "y": cl100k_bpt, "yanchor": "bottom", "showarrow": False,
                                       "font": {"color": CL100K_COLOR}})
         layout["yaxis2"]["range"] = [0, max(max(b for b in bpt if b), cl100k_bpt) * 1.12]
-    return plain_figure(data, layout | base_layout(height=330, margin={"b": 60}))     # the axis title: no push
+    return plain_figure(data, layout | base_layout(height=330))
 
 
 def compare_figure(k: int, m: int, rows: list[tuple[str, int, int, int, int]], cl100k_ranks: int,
@@ -366,7 +366,7 @@ def granularity_figure(cuts: list, k: int, lang: str = "en") -> PlainFigure:
         layout[f"yaxis{suffix}"].update(autorange="reversed", automargin=True)
     layout["yaxis2"]["showticklabels"] = False
     layout["legend"] = {"orientation": "h", "x": 1, "xanchor": "right", "y": -0.12}
-    margin = {"l": round(max(map(text_px, names)) + 12), "b": 66}            # the scheme names, the legend
+    margin = {"l": label_margin(names, pad=12), "b": 66}                    # the scheme names, the legend
     return plain_figure(data, layout | base_layout(height=300, margin=margin) | {"barmode": "stack"})
 
 

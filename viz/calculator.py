@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from locales import tr
-from viz.common import PlainFigure, base_layout, plain_figure, text_px
+from viz.common import PlainFigure, base_layout, label_margin, plain_figure
 
 PALETTE = ["#4f46e5", "#0ea5e9", "#10b981", "#f59e0b", "#ef4444", "#8b5cf6", "#ec4899", "#64748b"]
 
@@ -46,8 +46,8 @@ def params_figure(parts: dict[str, int], active_parts: dict[str, int], lang: str
              "y": [T("total"), T("active")], "x": [parts[k], active_parts[k]],
              "hovertemplate": "%{x:,} " + T("params") + "<extra>%{fullData.name}</extra>"}
             for i, k in enumerate(names)]
-    # Margins that hold the bar labels and the axis: Plotly's automargin would push them and draw twice, each event.
-    margin = {"l": round(max(text_px(T("total")), text_px(T("active"))) + 14), "b": 60}
+    # A left margin that holds the bar labels: Plotly's automargin would push it and draw twice, each event.
+    margin = {"l": label_margin([T("total"), T("active")])}
     layout = base_layout(height=280, title=T("params_title"), margin=margin) | {   # the legend above: clear of the axis title
         "barmode": "stack", "xaxis": {"title": {"text": T("params")}},
         "legend": {"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"}}

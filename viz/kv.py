@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from locales import tr
 from viz.calculator import human
-from viz.common import WEIGHT_SCALE, axis_ref, base_layout, figure, subplot_row, text_px
+from viz.common import WEIGHT_SCALE, axis_ref, base_layout, figure, label_margin, subplot_row
 
 if TYPE_CHECKING:                                      # the results viz draws; models imports torch
     from models.kv_cache import DecodeTimes, LayerCache
@@ -97,10 +97,9 @@ def cache_figure(layer: LayerCache, capacity: int, prompt_len: int, picture: np.
         "coloraxis": {"colorscale": WEIGHT_SCALE, "cmin": 0,
                       "colorbar": {"title": {"text": tr(lang, "kv_fig_rms")}, "thickness": 12, "len": 0.8}},
         "shapes": shapes, "annotations": notes}
-    # Room for the layer labels, the axis titles and the position ticks: short of it, Plotly's automargin
-    # pushes a margin and draws the picture twice, several times a second while a generation streams.
-    layout["margin"] = {**layout["margin"], "t": 100, "l": round(max(map(text_px, layout["yaxis"]["ticktext"])) + 30),
-                        "b": 60, "r": 140}
+    # Room for the layer labels and the axis title, and the colorbar: short of it, Plotly's automargin pushes
+    # a margin and draws the picture twice, several times a second while a generation streams.
+    layout["margin"] = {**layout["margin"], "t": 100, "l": label_margin(layout["yaxis"]["ticktext"], pad=30), "r": 140}
     return figure(data, layout)
 
 

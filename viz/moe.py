@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 
 from locales import tr
 from viz.common import (NAN_COLOR, WEIGHT_SCALE, axis_ref, base_layout, figure, finite, finite_grid,
-                        subplot_row, text_px, waiting)
+                        label_margin, subplot_row, waiting)
 
 if TYPE_CHECKING:
     from models.ffn import FFNSizes
@@ -98,7 +98,7 @@ def ffn_sizes_figure(s: FFNSizes, lang: str = "en") -> go.Figure:
               "yaxis": {"autorange": "reversed"}}
     title = tr(lang, "moe_fig_sizes_title", d=s.d_model, h=s.swiglu_hidden, m=s.multiple_of)
     full = _with_legend_below(layout, height=340, title=title)
-    full["margin"]["l"] = round(max(map(text_px, bars)) + 14)    # the bar names, without a push (a second draw)
+    full["margin"]["l"] = label_margin(bars)                     # the bar names, without a push (a second draw)
     return figure(data, full)
 
 

@@ -243,9 +243,8 @@ def axes_figure(x: list[list[list[float]]], outputs: dict[str, list[list[list[fl
         layout[f"yaxis{suffix}"].update(autorange="reversed", showgrid=False, zeroline=False,
                                         showticklabels=i == 0, type="category")
     height = max(300, 130 + 26 * B * T)
-    # A top margin for two-line panel titles, clear of the figure's label above them; a bottom one that holds
-    # the axis titles (short of it, Plotly pushes the margin and draws the figure twice).
-    return figure(data, layout | base_layout(height=height, margin={"t": 100, "b": 60}) | {"shapes": shapes})
+    # A top margin for two-line panel titles, clear of the figure's label above them.
+    return figure(data, layout | base_layout(height=height, margin={"t": 100}) | {"shapes": shapes})
 
 
 def gradients_summary(trend, n_layers: int, lang: str = "en") -> str:

@@ -93,8 +93,7 @@ def rotate_figure(panels: list, selected: int, q_pos: int, k_pos: int, score: fl
     for note in layout["annotations"]:
         note["font"] = {"size": 11}
     title = tr(lang, "pos_fig_rotate_title", m=q_pos, n=k_pos, s=num(score, 8), r=num(relative, 8))
-    # Room for the legend under the panels: short of it, Plotly pushes the margin and draws each Play frame twice.
-    layout |= base_layout(height=400, title=title, margin={"t": 120, "b": 60})
+    layout |= base_layout(height=400, title=title, margin={"t": 120})
     layout["legend"] = {"orientation": "h", "y": -0.05, "x": 0.5, "xanchor": "center"}
     return plain_figure(data, layout)
 
@@ -140,8 +139,7 @@ def clock_figure(thetas: list[float], contributions: list[float], q_pos: int, k_
         note["font"] = {"size": 12}
     layout["shapes"] = [{"type": "rect", "xref": "x2", "yref": "paper", "x0": selected - 0.5, "x1": selected + 0.5,
                          "y0": 0, "y1": 1, "fillcolor": "rgba(79,70,229,0.12)", "line": {"width": 0}}]
-    # Room for the pair axis's labels and title: short of it, Plotly pushes the margin and draws twice.
-    return plain_figure(data, layout | base_layout(height=380, margin={"b": 60}))
+    return plain_figure(data, layout | base_layout(height=380))
 
 
 # --------------------------------------------------------------------------- relative position
