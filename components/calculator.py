@@ -114,8 +114,11 @@ def remember_seq_len(seq_len: int = RUN.seq_len) -> dict:
     >>> remember_seq_len(2048), remember_seq_len(None), remember_seq_len(0)
     ({'asked_seq_len': 2048}, {}, {})
     """
-    ok = isinstance(seq_len, (int, float)) and float(seq_len).is_integer() and 1 <= seq_len <= CALC_MAX_CONTEXT
-    return {"asked_seq_len": int(seq_len)} if ok else {}
+    from models.checks import InputError, whole
+    try:
+        return {"asked_seq_len": whole("calc_seq_len", seq_len, 1, CALC_MAX_CONTEXT)}
+    except InputError:
+        return {}
 
 
 def check_config(config: str = "") -> None:

@@ -16,7 +16,7 @@ import gradio as gr
 
 from components.common import device_line, explain
 from components.i18n import lang_of, t
-from components.widgets import CheckboxGroup, Number, Radio, Slider
+from components.widgets import CheckboxGroup, Number, Radio, Slider, fit_slider
 from components.wiring import control_names, event, grouped
 from models.checks import InputError, choice, flag, whole
 from models.limits import POS_MAX_COMPARE_LEN, POS_MAX_D_MODEL, POS_MAX_DIAGRAM_DIM, POS_MAX_HEAD_DIM
@@ -193,9 +193,7 @@ def _view_of(controls: dict, request: gr.Request | None) -> dict:
     fitted, slider = _fitted_pair(controls["head_dim"], controls["pair"]), {}
     if fitted is not None:                                         # the slider ends at d/2 − 1 too
         pair, pairs = fitted
-        # d = 2 has one pair: its slider is hidden (Gradio refuses a slider whose ends meet).
-        controls, slider = {**controls, "pair": pair}, {"pair": gr.update(visible=True, maximum=pairs - 1, value=pair)
-                                                        if pairs > 1 else gr.update(visible=False, value=0)}
+        controls, slider = {**controls, "pair": pair}, {"pair": fit_slider("pos_pair", pair, pairs - 1, first=0)}
     return {**slider, **fn(**{name: controls[name] for name in control_names(fn)}, request=request)}
 
 

@@ -25,19 +25,21 @@ from models.checks import InputError, whole
 log = logging.getLogger("llm_anatomy")
 
 
-def fit_slider(name: str, value: Any, end: int) -> dict:
-    """The update of a slider that picks one of ``end`` things (a sequence, a head, a cell): it ends at
-    ``end`` and a value past the end moves to it; with one choice it is hidden, since Gradio refuses a
-    slider whose ends meet. A value that is not a whole number changes only the end: the draw names it
-    (``name``, a locales term, is the value's name there).
+def fit_slider(name: str, value: Any, end: int, first: int = 1) -> dict:
+    """The update of a slider that picks one of the things ``first`` to ``end`` (a sequence, a head, a
+    pair from 0): it ends at ``end`` and a value past the end moves to it; with one choice it is hidden,
+    since Gradio refuses a slider whose ends meet. A value that is not a whole number changes only the end:
+    the draw names it (``name``, a locales term, is the value's name there).
 
     >>> fit_slider("masks_head", 5, 3)["value"], fit_slider("masks_head", 5, 1)["visible"]
     (3, False)
+    >>> fit_slider("pos_pair", 3, 0, first=0)["visible"], fit_slider("pos_pair", 3, 1, first=0)["value"]
+    (False, 1)
     """
-    if end == 1:
-        return gr.update(visible=False, value=1)
+    if end == first:
+        return gr.update(visible=False, value=first)
     try:
-        return gr.update(visible=True, maximum=end, value=min(whole(name, value, 1), end))
+        return gr.update(visible=True, maximum=end, value=min(whole(name, value, first), end))
     except InputError:
         return gr.update(visible=True, maximum=end)
 
