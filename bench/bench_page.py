@@ -98,7 +98,7 @@ def steps(page, cdp, n: int) -> tuple[float, float]:
     return statistics.median(total), statistics.median(plotly)
 
 
-def masks_page(browser, url: str, init: str | None = None, tab: str = "masks", drawn: str = PANELS):
+def tab_page(browser, url: str, init: str | None = None, tab: str = "masks", drawn: str = PANELS):
     """A page of its own (a new context) on ``?tab=<tab>``, ``drawn`` shown, and its CDP session counting
     main-thread time from before the load; ``init`` runs in the page before the app's scripts."""
     page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
@@ -123,7 +123,7 @@ def main() -> None:
 
     with served_app() as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=["--disable-gpu"])
-        page, cdp = masks_page(browser, url)
+        page, cdp = tab_page(browser, url)
         load = task_seconds(cdp)
         page.wait_for_timeout(2000)
         page.evaluate(COUNT_PLOTLY)
@@ -137,14 +137,14 @@ def main() -> None:
         page.wait_for_timeout(2000)
         used, used_plotly = moves(page, cdp, args.moves)
 
-        page, cdp = masks_page(browser, url, init=AUTOMARGIN_OFF)
+        page, cdp = tab_page(browser, url, init=AUTOMARGIN_OFF)
         page.wait_for_timeout(2000)
         page.evaluate(COUNT_PLOTLY)
         bare, bare_plotly = moves(page, cdp, args.moves)
 
         step, step_plotly, step_bare, step_bare_plotly = 0.0, 0.0, 0.0, 0.0
         for init in (None, AUTOMARGIN_OFF):
-            page, cdp = masks_page(browser, url, init=init, tab="tokenizer", drawn="#bpe_competitors .js-plotly-plot")
+            page, cdp = tab_page(browser, url, init=init, tab="tokenizer", drawn="#bpe_competitors .js-plotly-plot")
             page.wait_for_timeout(2000)
             page.evaluate(COUNT_PLOTLY)
             if init:
