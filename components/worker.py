@@ -27,6 +27,7 @@ What holds, each with its test (``tests/test_worker.py``):
   :class:`models.checks.InputError` with its key cross the pipe intact);
 - closing the iterator (Stop, a closed page) ends the job: at its next item, or it is terminated
   :data:`STOP_GRACE_S` later;
+- a job whose reader has taken nothing for :data:`READER_GONE_S` ends, closed or not;
 - a worker that dies (killed, out of memory) raises :class:`WorkerDied` in the server at once;
 - a worker never outlives its server, however the server ends (it waits on its parent's sentinel);
 - niceness +10, ``SCHED_IDLE``, one torch thread, in the worker only.
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import contextvars
 import importlib.util
+import logging
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -48,14 +50,21 @@ import pkgutil
 import queue
 import signal
 import threading
+import time
 import traceback
 from typing import Callable, Iterator, TypeVar
 
 T = TypeVar("T")
+_log = logging.getLogger(__name__)
 
 NICE = 10                       # added to the server's niceness (at most 19)
 AHEAD = 2                       # items a job may send before the reader takes one
 STOP_GRACE_S = 0.3              # after Stop, a job that has not reached its next item is terminated
+# A reader that has taken nothing for this long is gone: Gradio's queue takes each item as soon as the
+# handler asks for it (it never waits for the page), so only a stream nobody will read again stalls
+# here. Seen on a GPU machine: a cancelled event whose generator Gradio neither resumed nor closed
+# left its job waiting to send, holding a thread and its GPU memory, for good.
+READER_GONE_S = 30.0
 
 
 def _modules(package: str) -> list[str]:
@@ -143,7 +152,8 @@ def in_process(fn: Callable[..., Iterator[T]], /, *args, **kwargs) -> Iterator[T
     ctx = multiprocessing.get_context("forkserver")
     job = _job_name(fn)
     here, there = ctx.Pipe()
-    worker = ctx.Process(target=_serve, args=(fn, args, kwargs, there, _niceness()), name=job, daemon=True)
+    worker = ctx.Process(target=_serve, args=(fn, args, kwargs, there, _niceness(), READER_GONE_S), name=job,
+                         daemon=True)
     worker.start()
     there.close()                               # the worker holds the only other end: its exit is our EOF
     try:
@@ -180,12 +190,15 @@ def in_thread(fn: Callable[..., Iterator[T]], /, *args, **kwargs) -> Iterator[T]
     channel, stop = queue.Queue(maxsize=AHEAD), threading.Event()
 
     def send(message) -> bool:
+        gone = time.monotonic() + READER_GONE_S
         while not stop.is_set():
             try:
                 channel.put(message, timeout=0.1)
                 return True
             except queue.Full:
-                continue
+                if time.monotonic() > gone:
+                    _log.warning("%s: nothing read for %g s; the job ends", _job_name(fn), READER_GONE_S)
+                    return False
         return False
 
     def work():
@@ -195,7 +208,12 @@ def in_thread(fn: Callable[..., Iterator[T]], /, *args, **kwargs) -> Iterator[T]
     worker.start()
     try:
         while True:
-            kind, value = channel.get()
+            try:
+                kind, value = channel.get(timeout=1)
+            except queue.Empty:
+                if worker.is_alive():
+                    continue
+                raise WorkerDied(f"the thread running {_job_name(fn)} ended before its last result") from None
             if kind == "item":
                 yield value
             elif kind == "error":
@@ -210,8 +228,9 @@ def in_thread(fn: Callable[..., Iterator[T]], /, *args, **kwargs) -> Iterator[T]
 # --------------------------------------------------------------------------------------- the worker's side
 
 
-def _serve(fn: Callable, args: tuple, kwargs: dict, conn, server_nice: int) -> None:
-    """A job's process: lower its priority, end with the server, run the job, send its items."""
+def _serve(fn: Callable, args: tuple, kwargs: dict, conn, server_nice: int, reader_gone_s: float) -> None:
+    """A job's process: lower its priority, end with the server, run the job, send its items (none once
+    the server has taken nothing for ``reader_gone_s``)."""
     _lower_priority(0, server_nice + NICE)
     try:                                        # Linux: any request that wakes up takes the core at once
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
@@ -226,6 +245,9 @@ def _serve(fn: Callable, args: tuple, kwargs: dict, conn, server_nice: int) -> N
         nonlocal ahead
         try:
             if ahead == AHEAD:
+                if not conn.poll(reader_gone_s):
+                    _log.warning("%s: nothing read for %g s; the job ends", _job_name(fn), reader_gone_s)
+                    return False
                 conn.recv_bytes()               # the server took an item
                 ahead -= 1
             conn.send(message)                  # pickled here: an item that cannot be is this job's error

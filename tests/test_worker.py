@@ -204,3 +204,23 @@ def test_a_bug_in_a_job_shows_where_the_worker_raised_it():
         list(worker.in_process(jobs.count_then_fail, 1, KeyError("lost")))
     assert isinstance(info.value.__cause__, worker.RemoteTraceback)
     assert "count_then_fail" in str(info.value.__cause__) and "raise error" in str(info.value.__cause__)
+
+
+@pytest.mark.parametrize("kind", RUNNERS)
+def test_a_job_nobody_reads_ends_without_being_closed(kind, monkeypatch):
+    """A stream its reader abandons without closing it (seen on a GPU machine: a cancelled event whose
+    generator Gradio neither resumed nor closed) does not keep its worker waiting to send for good; a
+    reader that comes back after that is told the job ended instead of waiting for it."""
+    monkeypatch.setattr(worker, "READER_GONE_S", 0.5)
+    stream = RUNNERS[kind](jobs.endless_pids)
+    pid = next(stream)                                  # then neither read nor closed
+    if kind == "process":
+        _wait_gone([pid], within=10)
+    else:
+        deadline = time.monotonic() + 10
+        while "tests.jobs.endless_pids" in worker.running_jobs():
+            assert time.monotonic() < deadline, "the job's thread still waits for its reader"
+            time.sleep(0.05)
+    with pytest.raises(worker.WorkerDied):
+        for _ in range(worker.AHEAD + 1):               # what it sent before giving up, then the news
+            next(stream)
