@@ -46,30 +46,32 @@ for _optional in ("bokeh", "IPython"):
     if importlib.util.find_spec(_optional) is None:
         sys.modules.setdefault(_optional, None)    # `import` now fails at once, as it would anyway
 
-def build_demo() -> gr.Blocks:
+def build_demo(only: tuple[str, ...] | None = None) -> gr.Blocks:
     """One tab per concept, share links and data export for each, the URL applied on load, each tab drawn
-    when it is first shown."""
+    when it is first shown; its queue set. ``only``: the ids of the tabs to build (all by default), e.g.
+    ``("masks",)`` for a page that loads in about two thirds of the whole app's time (a tab's browser tests
+    use one)."""
+    chosen = [tab for tab in TABS if only is None or tab[0] in only]
     with widgets.Blocks(title="LLM Anatomy") as blocks:
         header = gr.Markdown(t("app_header"))
         tab_blocks, tab_controls, draws = {}, {}, {}
         with gr.Tabs() as tabs:
-            for tab_id, label, module in TABS:
+            for tab_id, label, module in chosen:
                 with gr.Tab(t(label), id=tab_id, elem_id=f"tab_{tab_id}") as tab:
                     draws[tab_id] = module.build()    # the event that draws the tab, or None
                     tab_controls[tab_id] = share.controls_of(tab)
                     share.share_row(tab_id, tab_controls[tab_id], getattr(module, "LINK_LEAVES_OUT", {}))
                 tab_blocks[tab_id] = tab
-        moved = {old: where for _, _, module in TABS for old, where in getattr(module, "MOVED_LINKS", {}).items()}
+        moved = {old: where for _, _, module in chosen for old, where in getattr(module, "MOVED_LINKS", {}).items()}
         share.wire(blocks, tabs, tab_blocks, tab_controls, draws, moved)
         blocks.hidden_progress_on(header)
-    return blocks
+    return blocks.queue(default_concurrency_limit=4, max_size=128)
 
 
 # A job's process (components.worker) runs this file again as "__mp_main__", as every process that
 # multiprocessing starts by spawn or forkserver does with the main module: it needs the imports, not the UI.
 if __name__ != "__mp_main__":
     demo = build_demo()
-    demo.queue(default_concurrency_limit=4, max_size=128)
 
 CSS = """
 .device-line textarea { font-family: ui-monospace, monospace; font-size: 0.85em; }

@@ -30,22 +30,47 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def server_url():
-    """The real app, launched in-process the way ``python app.py`` launches it. A free port can be taken
+def launch(demo) -> str:
+    """Serve ``demo`` in this process the way ``python app.py`` does; its URL. A free port can be taken
     between ``free_port`` closing it and the server binding it (Gradio then raises ``OSError``): one of 16
     workers on a lent GPU machine lost its server at start, so a taken port is tried again, twice."""
     import app
     for attempt in range(3):
         try:
-            _, url, _ = app.demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True,
-                                        quiet=True, ssr_mode=False, **app.LAUNCH_KWARGS)
-            break
+            _, url, _ = demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True,
+                                    quiet=True, ssr_mode=False, **app.LAUNCH_KWARGS)
+            return url
         except OSError:
             if attempt == 2:
                 raise
-    yield url
+
+
+@pytest.fixture(scope="session")
+def server_url():
+    """The real app, launched in-process."""
+    import app
+    yield launch(app.demo)
     app.demo.close()
+
+
+@pytest.fixture(scope="session")
+def tab_url():
+    """``tab_url("masks")``: the URL of the app built with that tab alone (``app.build_demo(only=...)``;
+    name more tabs for a test that leaves its tab), launched on first use, for the tab's own browser tests. The page is the same tab with the same wiring,
+    and it loads and answers events in less of the browser's time: Gradio's front end walks every block
+    of the page for each load and event (813 blocks for the whole app). Tests that cross tabs (share
+    links, the tour, toasts) keep the whole app (``server_url``)."""
+    import app
+    demos, urls = [], {}
+
+    def url(*tab_ids: str) -> str:
+        if tab_ids not in urls:
+            demos.append(app.build_demo(only=tab_ids))
+            urls[tab_ids] = launch(demos[-1])
+        return urls[tab_ids]
+    yield url
+    for demo in demos:
+        demo.close()
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,13 @@ from tests.conftest import gap_under_label, text_overlaps, wait_until_still
 
 pytestmark = pytest.mark.e2e
 
+
+@pytest.fixture
+def server_url(tab_url):
+    """The attention tab alone (``conftest.tab_url``)."""
+    return tab_url("attention")
+
+
 TITLE = "#attn_tiles_plot .gtitle"
 # A figure's subplot titles, side by side (four in the tiles figure, three in the rows one): no two may meet.
 TITLES_SIDE_BY_SIDE = [(f'.annotation[data-index="{i}"] .annotation-text', f'.annotation[data-index="{i + 1}"] .annotation-text')

@@ -8,6 +8,13 @@ from tests.conftest import pushed_margins
 
 pytestmark = pytest.mark.e2e
 
+
+@pytest.fixture
+def server_url(tab_url):
+    """The attention tab alone (``conftest.tab_url``)."""
+    return tab_url("attention")
+
+
 GRID = "#attn_heads_grid .js-plotly-plot"
 DETAIL = "#attn_heads_detail .js-plotly-plot"
 

@@ -8,6 +8,13 @@ from tests.conftest import pushed_margins, wait_until_still
 
 pytestmark = pytest.mark.e2e
 
+
+@pytest.fixture
+def server_url(tab_url):
+    """The tokenizer tab alone (``conftest.tab_url``)."""
+    return tab_url("tokenizer")
+
+
 CARD = "#bpe_card"
 
 

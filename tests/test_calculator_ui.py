@@ -9,6 +9,12 @@ from tests.conftest import broken_words, errors_seen, pushed_margins
 pytestmark = pytest.mark.e2e
 
 
+@pytest.fixture
+def server_url(tab_url):
+    """The calculator tab alone (``conftest.tab_url``)."""
+    return tab_url("calculator")
+
+
 def test_preset_and_config(page, server_url, shot):
     page.goto(f"{server_url}?tab=calculator")
     page.get_by_role("tab", name="Calculator").click()

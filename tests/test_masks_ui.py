@@ -8,6 +8,13 @@ from tests.conftest import errors_seen, text_overlaps
 
 pytestmark = pytest.mark.e2e
 
+
+@pytest.fixture
+def server_url(tab_url):
+    """The masks tab alone (``conftest.tab_url``)."""
+    return tab_url("masks")
+
+
 PANELS = "#masks_panels .js-plotly-plot"
 
 

@@ -8,6 +8,13 @@ from tests.conftest import pushed_margins, text_overlaps
 
 pytestmark = pytest.mark.e2e
 
+
+@pytest.fixture
+def server_url(tab_url):
+    """The moe tab alone (``conftest.tab_url``)."""
+    return tab_url("moe")
+
+
 ACT = "#moe_act_plot .js-plotly-plot"
 ROUTE = "#moe_route_plot .js-plotly-plot"
 

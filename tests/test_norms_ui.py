@@ -8,6 +8,13 @@ from tests.conftest import gap_under_label, pushed_margins
 
 pytestmark = pytest.mark.e2e
 
+
+@pytest.fixture
+def server_url(tab_url):
+    """The norms tab alone (``conftest.tab_url``)."""
+    return tab_url("norms")
+
+
 GRADS = "#norm_grads_plot .js-plotly-plot"
 AXES = "#norm_axes_plot .js-plotly-plot"
 TRAIN = "#norm_train_plot .js-plotly-plot"

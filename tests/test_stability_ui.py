@@ -8,6 +8,13 @@ from tests.conftest import pushed_margins
 
 pytestmark = pytest.mark.e2e
 
+
+@pytest.fixture
+def server_url(tab_url):
+    """The norms tab alone (``conftest.tab_url``)."""
+    return tab_url("norms")
+
+
 OVERFLOW = "#stability_overflow .js-plotly-plot"
 FINAL = "#stability_final .js-plotly-plot"
 CURVES = "#stability_curves .js-plotly-plot"

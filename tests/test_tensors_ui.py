@@ -9,6 +9,13 @@ from tests.conftest import pushed_margins
 
 pytestmark = pytest.mark.e2e
 
+
+@pytest.fixture
+def server_url(tab_url):
+    """The tensors tab alone (``conftest.tab_url``)."""
+    return tab_url("tensors")
+
+
 MEMORY = "#tensors_memory .js-plotly-plot"
 VIEW = "#tensors_view .js-plotly-plot"
 

@@ -205,8 +205,7 @@ def test_the_web_app_is_built_once_at_launch_and_no_stub_file_is_written(monkeyp
     build, config = App.create_app, gr.Blocks.get_config_file
     monkeypatch.setattr(App, "create_app", staticmethod(lambda *a, **k: built.append(1) or build(*a, **k)))
     monkeypatch.setattr(gr.Blocks, "get_config_file", lambda self: configs.append(1) or config(self))
-    demo = app.build_demo()
-    demo.queue()
+    demo = app.build_demo()                                         # queued too
     assert built == [] and demo.app is None and configs == []
     assert len(demo.get_api_info()["named_endpoints"]) > 30          # the config is there before launch
     assert configs == [1]
