@@ -46,6 +46,12 @@ for _optional in ("bokeh", "IPython"):
     if importlib.util.find_spec(_optional) is None:
         sys.modules.setdefault(_optional, None)    # `import` now fails at once, as it would anyway
 
+# Gradio's queue looks for a new event every 1 ms while it has none (``Queue.sleep_when_free``): 9.5 % of
+# a core for an idle server here, taken from the requests of a busy one and from every test process
+# that serves the app. Every 5 ms: 3.6 % (``bench/bench_idle.py``), for at most 5 ms more before an event starts.
+QUEUE_POLL_S = 0.005
+
+
 def build_demo(only: tuple[str, ...] | None = None) -> gr.Blocks:
     """One tab per concept, share links and data export for each, the URL applied on load, each tab drawn
     when it is first shown; its queue set. ``only``: the ids of the tabs to build (all by default), e.g.
@@ -65,7 +71,9 @@ def build_demo(only: tuple[str, ...] | None = None) -> gr.Blocks:
         moved = {old: where for _, _, module in chosen for old, where in getattr(module, "MOVED_LINKS", {}).items()}
         share.wire(blocks, tabs, tab_blocks, tab_controls, draws, moved)
         blocks.hidden_progress_on(header)
-    return blocks.queue(default_concurrency_limit=4, max_size=128)
+    blocks.queue(default_concurrency_limit=4, max_size=128)
+    blocks._queue.sleep_when_free = QUEUE_POLL_S
+    return blocks
 
 
 # A job's process (components.worker) runs this file again as "__mp_main__", as every process that

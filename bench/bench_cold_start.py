@@ -8,6 +8,7 @@ timed until ``GET /`` answers 200. Prints the median of each and their ratio (ta
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import socket
 import statistics
@@ -16,6 +17,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,7 +28,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def cold_start(script: Path, timeout: float = 120.0) -> float:
+@contextlib.contextmanager
+def served(script: Path, timeout: float = 120.0) -> Iterator[tuple[subprocess.Popen, float]]:
+    """``python <script>`` on a free port, until ``GET /`` answers 200: yields its process and the seconds
+    that took; ends the process on exit."""
     port = free_port()
     env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1",
                GRADIO_ANALYTICS_ENABLED="False")
@@ -34,17 +39,24 @@ def cold_start(script: Path, timeout: float = 120.0) -> float:
     proc = subprocess.Popen([sys.executable, str(script)], cwd=ROOT, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        while time.perf_counter() - start < timeout:
+        while True:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1) as r:
                     if r.status == 200:
-                        return time.perf_counter() - start
+                        break
             except OSError:
+                if time.perf_counter() - start > timeout:
+                    raise TimeoutError(f"{script} did not serve within {timeout} s") from None
                 time.sleep(0.05)
-        raise TimeoutError(f"{script} did not serve within {timeout} s")
+        yield proc, time.perf_counter() - start
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def cold_start(script: Path) -> float:
+    with served(script) as (_, seconds):
+        return seconds
 
 
 def main() -> None:
