@@ -53,10 +53,11 @@ def server_url():
     app.demo.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def tab_url():
     """``tab_url("masks")``: the URL of the app built with that tab alone (``app.build_demo(only=...)``;
-    name more tabs for a test that leaves its tab), launched on first use, for the tab's own browser tests. The page is the same tab with the same wiring,
+    name more tabs for a test that leaves its tab), launched on first use and closed after the module, for
+    the tab's own browser tests. The page is the same tab with the same wiring,
     and it loads and answers events in less of the browser's time: Gradio's front end walks every block
     of the page for each load and event (813 blocks for the whole app). Tests that cross tabs (share
     links, the tour, toasts) keep the whole app (``server_url``)."""
