@@ -46,39 +46,36 @@ def launch(demo) -> str:
 
 
 @pytest.fixture(scope="session")
-def server_url():
-    """The real app, launched in-process."""
+def whole_app_url():
+    """The real app, every tab, launched in-process."""
     import app
     yield launch(app.demo)
     app.demo.close()
 
 
 @pytest.fixture(scope="module")
-def tab_url():
-    """``tab_url("masks")``: the URL of the app built with that tab alone (``app.build_demo(only=...)``;
-    name more tabs for a test that leaves its tab), launched on first use and closed after the module, for
-    the tab's own browser tests. The page is the same tab with the same wiring,
-    and it loads and answers events in less of the browser's time: Gradio's front end walks every block
-    of the page for each load and event (813 blocks for the whole app). Tests that cross tabs (share
-    links, the tour, toasts) keep the whole app (``server_url``)."""
+def server_url(request):
+    """The app a test module drives: the whole app, or, where the module sets ``APP_TABS = ("masks",)``,
+    the app built with those tabs alone (``app.build_demo(only=...)``), served for that module. A tab's
+    browser tests use that: the page is the same tab with the same wiring, and it loads and answers events
+    in less of the browser's time, since Gradio's front end walks every block of the page for each load and
+    event (813 blocks for the whole app). Tests that cross tabs (share links, the tour, toasts) keep the
+    whole app."""
+    tabs = getattr(request.module, "APP_TABS", None)
+    if tabs is None:
+        yield request.getfixturevalue("whole_app_url")
+        return
     import app
-    demos, urls = [], {}
-
-    def url(*tab_ids: str) -> str:
-        if tab_ids not in urls:
-            demos.append(app.build_demo(only=tab_ids))
-            urls[tab_ids] = launch(demos[-1])
-        return urls[tab_ids]
-    yield url
-    for demo in demos:
-        demo.close()
+    demo = app.build_demo(only=tuple(tabs))
+    yield launch(demo)
+    demo.close()
 
 
 @pytest.fixture(scope="session")
-def client(server_url):
+def client(whole_app_url):
     from gradio_client import Client
     # A cancel is a plain httpx.post (5 s by default): on a starved runner it timed out (test_moe_api).
-    return Client(server_url, verbose=False, download_files=False, analytics_enabled=False,
+    return Client(whole_app_url, verbose=False, download_files=False, analytics_enabled=False,
                   httpx_kwargs={"timeout": 60})
 
 

@@ -9,10 +9,7 @@ from tests.conftest import gap_under_label, text_overlaps, wait_until_still
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def server_url(tab_url):
-    """The attention tab alone (``conftest.tab_url``)."""
-    return tab_url("attention")
+APP_TABS = ("attention",)                 # this tab alone (conftest.server_url)
 
 
 TITLE = "#attn_tiles_plot .gtitle"

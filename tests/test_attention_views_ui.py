@@ -9,10 +9,7 @@ from tests.conftest import pushed_margins
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def server_url(tab_url):
-    """The attention tab alone (``conftest.tab_url``)."""
-    return tab_url("attention")
+APP_TABS = ("attention",)                 # this tab alone (conftest.server_url)
 
 
 GRID = "#attn_heads_grid .js-plotly-plot"

@@ -9,10 +9,7 @@ from tests.conftest import pushed_margins, wait_until_still
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def server_url(tab_url):
-    """The tokenizer tab alone (``conftest.tab_url``)."""
-    return tab_url("tokenizer")
+APP_TABS = ("tokenizer",)                 # this tab alone (conftest.server_url)
 
 
 CARD = "#bpe_card"

@@ -9,10 +9,7 @@ from tests.conftest import broken_words, errors_seen, pushed_margins
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def server_url(tab_url):
-    """The calculator tab alone (``conftest.tab_url``)."""
-    return tab_url("calculator")
+APP_TABS = ("calculator",)                 # this tab alone (conftest.server_url)
 
 
 def test_preset_and_config(page, server_url, shot):

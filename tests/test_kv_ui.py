@@ -10,10 +10,7 @@ from tests.conftest import pushed_margins, text_overlaps
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def server_url(tab_url):
-    """The kv tab alone (``conftest.tab_url``)."""
-    return tab_url("kv")
+APP_TABS = ("kv",)                 # this tab alone (conftest.server_url)
 
 
 CACHE = "#kv_cache_plot .js-plotly-plot"

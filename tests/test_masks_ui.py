@@ -9,10 +9,7 @@ from tests.conftest import errors_seen, text_overlaps
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def server_url(tab_url):
-    """The masks tab alone (``conftest.tab_url``)."""
-    return tab_url("masks")
+APP_TABS = ("masks",)                 # this tab alone (conftest.server_url)
 
 
 PANELS = "#masks_panels .js-plotly-plot"

@@ -9,10 +9,7 @@ from tests.conftest import pushed_margins, text_overlaps
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def server_url(tab_url):
-    """The moe tab alone (``conftest.tab_url``)."""
-    return tab_url("moe")
+APP_TABS = ("moe",)                 # this tab alone (conftest.server_url)
 
 
 ACT = "#moe_act_plot .js-plotly-plot"

@@ -9,10 +9,7 @@ from tests.conftest import gap_under_label, pushed_margins
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def server_url(tab_url):
-    """The norms tab alone (``conftest.tab_url``)."""
-    return tab_url("norms")
+APP_TABS = ("norms",)                 # this tab alone (conftest.server_url)
 
 
 GRADS = "#norm_grads_plot .js-plotly-plot"

@@ -9,10 +9,7 @@ from tests.conftest import pushed_margins, wait_until_still
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def server_url(tab_url):
-    """The positions tab alone (``conftest.tab_url``), and one more to leave it for (Play pauses)."""
-    return tab_url("positions", "masks")
+APP_TABS = ("positions", "masks")       # this tab, and one to leave it for (Play pauses): conftest.server_url
 
 
 ROTATE = "#pos_rotate_plot .js-plotly-plot"

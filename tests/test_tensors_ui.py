@@ -10,10 +10,7 @@ from tests.conftest import pushed_margins
 pytestmark = pytest.mark.e2e
 
 
-@pytest.fixture
-def server_url(tab_url):
-    """The tensors tab alone (``conftest.tab_url``)."""
-    return tab_url("tensors")
+APP_TABS = ("tensors",)                 # this tab alone (conftest.server_url)
 
 
 MEMORY = "#tensors_memory .js-plotly-plot"
