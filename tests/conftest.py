@@ -72,6 +72,15 @@ def server_url(request):
 
 
 @pytest.fixture(scope="session")
+def own_app_url():
+    """``python app.py`` in a process of its own, warmed up: for tests whose clients must not share the
+    server's GIL (the fuzz, the load test). One for the session: each start is ~15 s of CPU."""
+    from tests.load_harness import served_app
+    with served_app() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
 def client(whole_app_url):
     from gradio_client import Client
     # A cancel is a plain httpx.post (5 s by default): on a starved runner it timed out (test_moe_api).

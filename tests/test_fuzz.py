@@ -11,7 +11,6 @@ import pytest
 
 import app
 from tests.conftest import raw_call
-from tests.load_harness import served_app
 
 # A fast, valid baseline for endpoints whose defaults would start long work.
 BASELINE = {
@@ -64,25 +63,18 @@ def check(event, payload, what):
         assert not any(m in str(message) for m in BAD_MARKERS), f"{what}: {str(message)[:300]}"
 
 
-@pytest.fixture(scope="module")
-def own_server_url():
-    """``python app.py`` in its own process: the fuzzing threads here must not share the server's GIL."""
-    with served_app() as url:
-        yield url
-
-
-def test_the_server_describes_the_endpoints_fuzzed_here(own_server_url):
+def test_the_server_describes_the_endpoints_fuzzed_here(own_app_url):
     from gradio_client import Client
-    served = endpoints(Client(own_server_url, verbose=False, download_files=False, analytics_enabled=False))
+    served = endpoints(Client(own_app_url, verbose=False, download_files=False, analytics_enabled=False))
     assert "masks" in served and set(served) == set(ENDPOINTS)
 
 
 @pytest.mark.parametrize("name", sorted(ENDPOINTS))
-def test_named_endpoint_survives_hostile_input(own_server_url, name):
+def test_named_endpoint_survives_hostile_input(own_app_url, name):
     """One session for all of an endpoint's calls, one call at a time: a new session costs the server
     ~40 ms (Gradio builds the config of every block for it), ten times a call; in order, so that a
     failure that depends on what an earlier call left in the session's state happens again."""
-    server_url, params = own_server_url, ENDPOINTS[name]
+    server_url, params = own_app_url, ENDPOINTS[name]
     with httpx.Client() as http:
         def call(data):
             return raw_call(server_url, name, data, client=http, session=f"fuzz-{name}")
@@ -112,10 +104,10 @@ BOOL_PARAMS = sorted((name, i) for name, params in ENDPOINTS.items()
 
 
 @pytest.mark.parametrize("name,i", BOOL_PARAMS)
-def test_a_checkbox_takes_true_or_false_only(own_server_url, name, i):
+def test_a_checkbox_takes_true_or_false_only(own_app_url, name, i):
     """The API's text "false" is refused by name, not read as true (``bool("false")`` is ``True``)."""
     params = ENDPOINTS[name]
     data = [BASELINE.get(name, {}).get(p["parameter_name"], p["parameter_default"]) for p in params]
     data[i] = "false"
-    event, payload = raw_call(own_server_url, name, data, session=f"flag-{name}-{i}")
+    event, payload = raw_call(own_app_url, name, data, session=f"flag-{name}-{i}")
     assert event == "error" and "'false': must be one of true, false" in payload, payload[:300]
