@@ -59,8 +59,8 @@ def server_url(request):
     the app built with those tabs alone (``app.build_demo(only=...)``), served for that module. A tab's
     browser tests use that: the page is the same tab with the same wiring, and it loads and answers events
     in less of the browser's time, since Gradio's front end walks every block of the page for each load and
-    event (813 blocks for the whole app). Tests that cross tabs (share links, the tour, toasts) keep the
-    whole app."""
+    event (813 blocks for the whole app). A module whose tests cross tabs names them all (share links); the
+    tour keeps the whole app."""
     tabs = getattr(request.module, "APP_TABS", None)
     if tabs is None:
         yield request.getfixturevalue("whole_app_url")

@@ -6,6 +6,8 @@ import pytest
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
+# The tabs whose links are opened here, the first tab (the tokenizer) among them (conftest.server_url).
+APP_TABS = ("tokenizer", "positions", "masks", "moe", "calculator")
 
 PANELS = "#masks_panels .js-plotly-plot"
 

@@ -5,6 +5,9 @@ import pytest
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
+# The tabs these tests raise errors in (conftest.server_url); the toasts' page script comes with every
+# app that conftest.launch serves (app.LAUNCH_KWARGS).
+APP_TABS = ("positions", "masks", "norms")
 
 
 @pytest.mark.parametrize("locale, tab, title, first, second", [
