@@ -349,9 +349,11 @@ def one_thread():
     torch.set_num_threads(before)
 
 
-# Browser test files that run last, in whichever worker is free first: on a 2-core machine the backend
-# worker ran out of work ~250 s before the browser worker (15 min 20 s in all); these take ~130 s of it.
-# Chosen for being tab tours and instant views, with nothing timed (no Play, Stop or toast racing a keystroke).
+# Browser test files that run last, a test at a time, in whichever worker is free: on a 2-core machine the
+# backend worker ran out of work ~250 s before the browser worker; these take ~80 s of it. One test at a time,
+# so that both workers end together (taken as one unit, the ~80 s ran alone at the end while the other
+# worker idled). Chosen for being tab tours and instant views, with nothing timed (no Play, Stop or toast
+# racing a keystroke): two Chromiums may run them at once.
 LAST_BROWSER_FILES = ("test_tour_ui.py", "test_calculator_ui.py")
 # Browser test files that run first, beside the backend tests and never beside the second Chromium of the
 # last files: they time a toast's close (5 s, well before Gradio's 10), and one failed once with two Chromiums.
@@ -369,20 +371,22 @@ def pytest_xdist_make_scheduler(config, log):
     """Under ``pytest -n N`` the browser tests (``tests/*_ui.py``) run in one worker, one after another,
     while the other workers take the other tests one by one: one Chromium at a time (two renderers on two
     cores made clicks time out), and the browser's idle time goes to the backend tests. The files of
-    :data:`LAST_BROWSER_FILES` are one more unit, kept last in the queue: the first worker out of other
-    work takes them, and only then do two Chromiums run at once. It replaces whatever ``--dist`` asks for.
-    (``--dist loadgroup`` would say this with marks, but does not group under pytest 9.)"""
+    :data:`LAST_BROWSER_FILES` are one unit a test, kept behind all other work: a worker out of other work
+    takes them one by one, and only then do two Chromiums run at once. It replaces whatever ``--dist`` asks
+    for. (``--dist loadgroup`` would say this with marks, but does not group under pytest 9.)"""
     from xdist.scheduler import LoadScopeScheduling
 
     class BrowserTestsTogether(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
             if "_ui.py::" not in nodeid:
                 return nodeid
-            return "browser-last" if nodeid.split("::")[0].endswith(LAST_BROWSER_FILES) else "browser"
+            return f"browser-last {nodeid}" if nodeid.split("::")[0].endswith(LAST_BROWSER_FILES) else "browser"
 
         def _assign_work_unit(self, node) -> None:
-            if len(self.workqueue) > 1 and next(iter(self.workqueue)) == "browser-last":
-                self.workqueue.move_to_end("browser-last")
+            last = [scope for scope in self.workqueue if scope.startswith("browser-last")]
+            if len(last) < len(self.workqueue):
+                for scope in last:
+                    self.workqueue.move_to_end(scope)
             super()._assign_work_unit(node)
 
     return BrowserTestsTogether(config, log)
