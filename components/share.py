@@ -188,7 +188,8 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
     ``build()`` returns it; its optional ``timers`` are the tab's Play timers, paused when the learner
     selects another tab, ``at_root`` blocks made with ``render=False`` to place outside every tab, and
     ``fills`` the events by which one control sets others (a preset and its fields): a link that sets
-    the preset and none of its fields gets the preset's fields, as choosing it in the page would;
+    the preset and none of its fields gets the preset's fields, as choosing it in the page would, and
+    one that sets fields the page's preset does not have, and no preset, gets the preset "custom";
     ``view`` a shareable control that names the sub-tab the draw shows (the Positions tab's): a
     link's ``&view=`` sets it too, or the draw would select the sub-tab it names instead.
     Each of these is one event (see :func:`show_event`).
@@ -264,6 +265,11 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
                         updates.update(_call_draw(fill, [updates[source]], request))
                     except Exception as exc:                 # the page still opens, with the fields as they are
                         gr.Warning(str(getattr(exc, "message", exc)))
+                elif source not in updates and any(comp in updates for comp in filled):
+                    # Fields and no preset: the preset shown must not contradict them ("custom" keeps fields).
+                    preset = _call_draw(fill, [source.value], request)
+                    if any(updates[comp] != value for comp, value in preset.items() if comp in updates):
+                        updates[source] = "custom"
             if ticket["opens"]:
                 updates[opened] = tab_id
             if ticket["select"]:

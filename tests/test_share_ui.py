@@ -20,6 +20,8 @@ def test_link_opens_the_tab_with_its_settings(page, server_url, shot):
         re.compile(r"masks_window='oops' \(.+\) ignored: allowed \d+ to \d+"), timeout=30_000)   # and what is allowed
     expect(page.locator("#masks_causal input")).not_to_be_checked(timeout=30_000)
     expect(page.locator("#masks_heads input[type=number]")).to_have_value("3")
+    # Regression: the preset stayed "Decoder (GPT): causal" beside the link's unticked causal box.
+    expect(page.locator("#masks_preset input[value=custom]")).to_be_checked()
     # The first drawing already uses the link's settings: no causal mask -> everything visible.
     page.wait_for_function(f"() => document.querySelector('{PANELS}')?._fullData[0].z.length === 3")
     assert page.locator(PANELS).evaluate("g => g._fullData[0].z") == [[1, 1, 1]] * 3
