@@ -31,6 +31,9 @@ from locales import tr
 
 SHAREABLE = (gr.Slider, gr.Number, gr.Checkbox, gr.Radio, gr.Dropdown, gr.CheckboxGroup, gr.Textbox)
 MAX_TEXT_IN_URL = 4000
+# The choice of a preset control (masks, calculator, tensors) that keeps its fields as they are: what editing a
+# field sets, and what a link that sets fields and no preset gets (``wire``'s ``fills``).
+CUSTOM = "custom"
 
 # Runs in the browser: collect the traces of every plot in the tab and save them as a JSON file.
 DOWNLOAD_JS = """
@@ -189,7 +192,7 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
     selects another tab, ``at_root`` blocks made with ``render=False`` to place outside every tab, and
     ``fills`` the events by which one control sets others (a preset and its fields): a link that sets
     the preset and none of its fields gets the preset's fields, as choosing it in the page would, and
-    one that sets fields the page's preset does not have, and no preset, gets the preset "custom";
+    one that sets fields the page's preset does not have, and no preset, gets the preset :data:`CUSTOM`;
     ``view`` a shareable control that names the sub-tab the draw shows (the Positions tab's): a
     link's ``&view=`` sets it too, or the draw would select the sub-tab it names instead.
     Each of these is one event (see :func:`show_event`).
@@ -266,10 +269,10 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
                     except Exception as exc:                 # the page still opens, with the fields as they are
                         gr.Warning(str(getattr(exc, "message", exc)))
                 elif source not in updates and any(comp in updates for comp in filled):
-                    # Fields and no preset: the preset shown must not contradict them ("custom" keeps fields).
+                    # Fields and no preset: the preset shown must not contradict them (CUSTOM keeps fields).
                     preset = _call_draw(fill, [source.value], request)
                     if any(updates[comp] != value for comp, value in preset.items() if comp in updates):
-                        updates[source] = "custom"
+                        updates[source] = CUSTOM
             if ticket["opens"]:
                 updates[opened] = tab_id
             if ticket["select"]:
@@ -282,6 +285,8 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
         for fill in (draw or {}).get("fills", ()):
             if not set(fill["outputs"]) <= set(tab_controls[tab_id].values()):
                 raise ValueError(f"{tab_id}: a fill sets controls that are not shareable: {fill['fn'].__name__}")
+            if CUSTOM not in _choice_values(fill["inputs"][0]):
+                raise ValueError(f"{tab_id}: the preset that {fill['fn'].__name__} fills from has no {CUSTOM!r} choice")
     shown = {tab_id: draw for tab_id, draw in draws.items() if draw}
     for draw in shown.values():
         for block in draw.get("at_root", ()):
