@@ -71,6 +71,7 @@ def build_demo(only: tuple[str, ...] | None = None) -> gr.Blocks:
         moved = {old: where for _, _, module in chosen for old, where in getattr(module, "MOVED_LINKS", {}).items()}
         share.wire(blocks, tabs, tab_blocks, tab_controls, draws, moved)
         blocks.hidden_progress_on(header)
+        blocks.edits_never_dropped()
     blocks.queue(default_concurrency_limit=4, max_size=128)
     blocks._queue.sleep_when_free = QUEUE_POLL_S
     return blocks

@@ -24,6 +24,9 @@ from models.checks import InputError, whole
 
 log = logging.getLogger("llm_anatomy")
 
+# The events a learner's edit of a control fires (:meth:`Blocks.edits_never_dropped`).
+EDITS = frozenset({"input", "change", "submit", "blur", "release", "upload", "clear"})
+
 
 def fit_slider(name: str, value: Any, end: int, first: int = 1) -> dict:
     """The update of a slider that picks one of the things ``first`` to ``end`` (a sequence, a head, a
@@ -223,6 +226,25 @@ class Blocks(gr.Blocks):
         for fn in self.fns.values():
             if fn.show_progress == "hidden" and fn.show_progress_on is None:
                 fn.show_progress_on = [first]
+
+    def edits_never_dropped(self) -> None:
+        """Run every event that a control's edit fires (:data:`EDITS`), and every step chained after one
+        (``.then``), "always_last": a trigger that comes while the event is pending runs once it ends, with
+        the values the page holds then.
+
+        Gradio's default for every event but ``.change`` is "once": the page drops a trigger while that
+        event is pending. A learner who clicked the masks preset "Decoder" while "Custom" was still on its
+        way saw Decoder chosen above the boxes Custom had left, and a figure of neither; a second tick of
+        the same box, or a second preset in the calculator or Tensors, was lost the same way on a busy
+        server. An event that sets its own mode keeps it; a click (a second Generate or Train must not
+        queue another run), a tab's select and a timer's tick stay "once".
+        """
+        for fn in self.fns.values():
+            root = fn
+            while root.trigger_after is not None:
+                root = self.fns[root.trigger_after]
+            if fn.trigger_mode == "once" and root.targets and all(event in EDITS for _, event in root.targets):
+                fn.trigger_mode = "always_last"
 
     async def preprocess_data(self, block_fn, *args, **kwargs):
         try:

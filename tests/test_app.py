@@ -170,6 +170,25 @@ def test_events_that_show_no_progress_keep_their_status_on_the_first_block():
         blocks.hidden_progress_on(later)
 
 
+def test_an_edit_made_while_its_event_is_pending_is_not_dropped():
+    """Regression: the masks preset, its rule boxes, the calculator's fields and the Tensors preset ran
+    "once", Gradio's default: a click while the last one's event was on its way was dropped, and the page
+    showed a preset above the boxes of another (tests/test_masks_ui.py has it in a browser). Every event
+    that a control's edit fires, and each step chained after one, runs "always_last"; clicks, tab selects
+    and timer ticks stay "once" (a second Generate while one runs must not queue another)."""
+    config = app.demo.get_config_file()
+    deps = {d["id"]: d for d in config["dependencies"]}
+
+    def root(d):
+        return root(deps[d["trigger_after"]]) if d["trigger_after"] is not None else d
+
+    edits = [d for d in deps.values() if root(d)["targets"]
+             and all(kind in ("input", "change", "submit", "blur", "release", "upload") for _, kind in root(d)["targets"])]
+    assert len(edits) > 100 and [d["api_name"] for d in edits if d["trigger_mode"] != "always_last"] == []
+    clicks = [d for d in deps.values() if [kind for _, kind in d["targets"]] == ["click"]]
+    assert clicks and all(d["trigger_mode"] == "once" for d in clicks)
+
+
 def test_every_tab_module_is_in_the_app():
     """Every component module is a tab of ``app.TABS``, a sub-tab in a tab's ``SUBTABS``, a section in its
     ``SECTIONS``, or shared."""

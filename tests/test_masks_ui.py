@@ -1,5 +1,6 @@
 """The masks tab in a real browser (Debian Chromium): draw, change a control, see the plot change."""
 import re
+import time
 
 import pytest
 from playwright.sync_api import expect
@@ -97,6 +98,31 @@ def test_preset_changes_the_mask(page, server_url, shot):
     page.locator("#masks_use_prefix input").uncheck()
     expect(page.locator("#masks_causal input")).to_be_enabled()
     expect(page.locator("#masks_causal")).not_to_contain_text("already causal")
+
+
+class SlowPresets(dict):
+    """The presets' boxes, looked up a second late: a preset's fill is still pending when the next click comes."""
+
+    def get(self, *args):
+        time.sleep(1.0)
+        return super().get(*args)
+
+
+def test_a_preset_clicked_while_the_last_is_on_its_way_is_applied(page, server_url, monkeypatch):
+    """Regression: a preset clicked while the last one's fill was pending was dropped (Gradio's "once"):
+    Prefix-LM chosen, its box unticked, Encoder's mask drawn. Seen on a busy CI machine; a slow fill makes
+    it happen every time."""
+    from components import masks
+    page.goto(f"{server_url}?tab=masks")
+    expect(page.locator(PANELS)).to_be_visible(timeout=30_000)
+    monkeypatch.setattr(masks, "PRESETS", SlowPresets(masks.PRESETS))
+    page.locator("#masks_preset label").filter(has_text="Encoder").click()
+    page.locator("#masks_preset label").filter(has_text="Prefix-LM").click()
+    expect(page.locator("#masks_use_prefix input")).to_be_checked()
+    expect(page.locator("#masks_causal input")).not_to_be_checked()
+    # Prefix-LM's mask: the first token sees the second (inside the prefix of 2), not the third.
+    page.wait_for_function(f"() => {{ const z = document.querySelector('{PANELS}')._fullData[0].z; "
+                           "return z[0][1] === 1 && z[0][2] === 0; }")
 
 
 def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
