@@ -10,8 +10,8 @@ as :func:`components.i18n.lang_of` reads it from the request) and only the newes
 An error is about the value that caused it, so the learner's next action (a committed value, a button,
 a tab) closes the errors shown before that action began, as their close button does: a request that fails
 again shows a new one, one that succeeds leaves no stale error above its figure, and an error raised while
-the value was still being typed or dragged stays up when it is committed. Otherwise Gradio closes it
-after its 10 s.
+the value was still being typed or dragged stays up when it is committed. Until then it stays
+(``components.wiring.user_error``): the figures still show the last values drawn, not the refused one.
 
 A warning that repeats an error shown beside it is hidden (a link's value that the tab's draw and its
 sub-tab's own event both refuse).

@@ -1,6 +1,7 @@
 """Error toasts (components/toasts.py): the newest message only, under a title in the page's language,
-closed by the learner's next action. Without the page script Gradio titles every toast "Error", stacks
-each new message under the old, and keeps the error up for 10 s after a good value has been drawn."""
+closed by the learner's next action, and only by it. Without the page script Gradio titles every toast
+"Error", stacks each new message under the old, and keeps the error up for 10 s after a good value has
+been drawn."""
 import pytest
 from playwright.sync_api import expect
 
@@ -37,6 +38,26 @@ def test_a_new_error_replaces_the_old_and_a_good_value_closes_it(browser, server
     box.blur()                                                              # a good value: the error goes
     expect(page.locator(".toast-body.error")).to_have_count(0, timeout=5_000)   # well before Gradio's 10 s
     context.close()
+
+
+def test_an_error_stays_until_the_next_action(page, server_url):
+    """Regression: a refused value's error closed after Gradio's 10 s, and the figures went on showing the
+    last values drawn beside the refused one with nothing to say so. It now stays until the learner acts."""
+    page.clock.install()                                             # the page's timers, moved on below
+    page.goto(f"{server_url}?tab=masks")
+    expect(page.locator("#masks_panels .js-plotly-plot")).to_be_visible(timeout=30_000)
+    box = page.locator("#masks_text textarea")
+    box.fill("")
+    box.blur()
+    toast = page.locator(".toast-body.error")
+    expect(toast).to_contain_text("at least one sentence", timeout=30_000)
+    page.clock.run_for(60_000)                                       # a minute of the page's time
+    page.wait_for_timeout(1_000)                                     # Gradio's close and fade-out, had they come
+    expect(toast).to_have_count(1)
+    expect(toast).to_be_visible()
+    box.fill("The cat sat.")
+    box.blur()
+    expect(toast).to_have_count(0)
 
 
 def test_an_error_raised_while_typing_stays_when_the_value_is_committed(page, server_url):
