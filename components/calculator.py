@@ -8,6 +8,7 @@ import gradio as gr
 
 from components.common import device_line, explain
 from components.i18n import lang_of, t
+from components.share import CUSTOM
 from components.widgets import Dropdown, Number, Radio
 from components.wiring import control_names, event, grouped
 from locales import LOCALES, tr
@@ -130,7 +131,7 @@ def check_config(config: str = "") -> None:
 def load_config(config: str = "") -> dict:
     """The fields of a pasted config.json; the preset becomes "custom"."""
     from models.calculator_config import spec_from_config
-    return {"preset": "custom", **fields_of(spec_from_config(config))}
+    return {"preset": CUSTOM, **fields_of(spec_from_config(config))}
 
 
 def field_rows(names: list[str], longest: int = LONG_WORD) -> list[list[str]]:
@@ -169,7 +170,7 @@ def build() -> dict:
     with gr.Row():
         with gr.Column(scale=1, min_width=320):
             ui.preset = Dropdown([*PRESETS, *((t(f"calc_tiny_{v}"), name) for name, v in TINY_PRESETS.items()),
-                                  (t("calc_custom"), "custom")], value=DEFAULT_PRESET,
+                                  (t("calc_custom"), CUSTOM)], value=DEFAULT_PRESET,
                                  label=t("calc_preset"), elem_id="calc_preset")
             with gr.Accordion(t("calc_paste"), open=False):
                 ui.config = gr.Textbox(lines=6, label=t("calc_json"), max_length=CALC_MAX_JSON_CHARS,
@@ -224,7 +225,7 @@ def build() -> dict:
     for name in FIELDS:                                               # an edited field: no longer the preset
         w = getattr(ui, name)
         (w.submit if isinstance(w, gr.Number) else w.input)(
-            lambda: "custom", None, ui.preset, api_visibility="private", show_progress="hidden")
+            lambda: CUSTOM, None, ui.preset, api_visibility="private", show_progress="hidden")
     remember = event(remember_seq_len, ui, ("asked_seq_len",), api_visibility="private", show_progress="hidden")
     gr.on([ui.seq_len.submit, ui.seq_len.blur], **remember)
     fill = event(set_preset, ui, FIELDS, api_visibility="private", show_progress="hidden")

@@ -7,6 +7,7 @@ import gradio as gr
 
 from components.common import device_line, explain
 from components.i18n import lang_of, t
+from components.share import CUSTOM
 from components.widgets import Number, Radio, Slider, fit_sliders
 from components.wiring import event, fit_then_draw, grouped
 from models.checks import choice, flag, whole
@@ -88,7 +89,7 @@ def build() -> dict:
     gr.Markdown(t("masks_intro"))
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
-            ui.preset = Radio([(t(f"masks_preset_{p}"), p) for p in (*PRESETS, "custom")], value="decoder",
+            ui.preset = Radio([(t(f"masks_preset_{p}"), p) for p in (*PRESETS, CUSTOM)], value="decoder",
                               label=t("masks_preset"), elem_id="masks_preset")
             ui.text = gr.Textbox(DEFAULT_TEXT, lines=4, max_lines=MAX_SEQUENCES, label=t("masks_text"),
                                  elem_id="masks_text", max_length=MAX_SEQUENCES * MAX_TOKENS * 40)
@@ -131,6 +132,6 @@ def build() -> dict:
     ui.preset.input(**fill).then(api_visibility="private", **main)
     ui.use_prefix.change(causal_box, ui.use_prefix, ui.causal, api_visibility="private", show_progress="hidden")
     for rule in RULES:
-        getattr(ui, rule).input(lambda: "custom", None, ui.preset, api_visibility="private",
+        getattr(ui, rule).input(lambda: CUSTOM, None, ui.preset, api_visibility="private",
                                 show_progress="hidden").then(api_visibility="private", **main)
     return {**fit_then_draw(fit, main), "fills": [fill]}

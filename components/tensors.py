@@ -8,6 +8,7 @@ import gradio as gr
 
 from components.common import HEAVY, device_line, explain, low_priority
 from components.i18n import lang_of, t
+from components.share import CUSTOM
 from components.widgets import CheckboxGroup, Dropdown, Number, Radio, Slider
 from components.wiring import event, join_draws
 from locales import tr
@@ -222,7 +223,7 @@ def build() -> dict:
         with gr.Tab(t("tensors_sub_layout"), id="tensors_layout"):
             with gr.Row():
                 with gr.Column(scale=1, min_width=300):
-                    ui.preset = Radio([(t(f"tensors_preset_{p}"), p) for p in (*PRESETS, "custom")],
+                    ui.preset = Radio([(t(f"tensors_preset_{p}"), p) for p in (*PRESETS, CUSTOM)],
                                       value=DEFAULT_PRESET, label=t("tensors_preset"), elem_id="tensors_preset")
                     ui.shape = gr.Textbox(DEFAULT_SHAPE, max_lines=1, max_length=40, label=t("tensors_shape"),
                                           info=t("tensors_shape_info"), elem_id="tensors_shape")
@@ -289,7 +290,7 @@ def build() -> dict:
     fill = event(set_preset, ui, ("shape", "ops", "step"), api_visibility="private", show_progress="hidden")
     ui.preset.input(**fill).then(api_visibility="private", **layout)
     for box in (ui.shape, ui.ops):
-        box.input(lambda: "custom", None, ui.preset, api_visibility="private", show_progress="hidden")
+        box.input(lambda: CUSTOM, None, ui.preset, api_visibility="private", show_progress="hidden")
     gr.on([ui.value.submit, ui.value.blur], api_name="number_formats", show_progress="hidden",
           **formats)
     sweep = run.click(api_name="compute_matmul", show_progress="hidden", **HEAVY,
