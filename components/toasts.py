@@ -7,11 +7,12 @@ under the old ones, so after a few wrong values the newest message is at the bot
 stack. :data:`TOAST_JS` runs once when the page loads (``launch(js=...)``) and keeps every toast
 tidy as it changes: the title in the language the server answers in (the browser's first language,
 as :func:`components.i18n.lang_of` reads it from the request) and only the newest message shown.
-An error is about the value that caused it, so the learner's next action (a committed value, a button,
-a tab) closes the errors shown before that action began, as their close button does: a request that fails
-again shows a new one, one that succeeds leaves no stale error above its figure, and an error raised while
-the value was still being typed or dragged stays up when it is committed. Until then it stays
-(``components.wiring.user_error``): the figures still show the last values drawn, not the refused one.
+An error is about the value that caused it, so the learner's next action (a committed value, a
+dropdown's choice, a button, a tab) closes the errors shown before that action began, as their close
+button does: a request that fails again shows a new one, one that succeeds leaves no stale error above
+its figure, and an error raised while the value was still being typed or dragged stays up when it is
+committed. Until then it stays (``components.wiring.user_error``): the figures still show the last
+values drawn, not the refused one.
 
 A warning that repeats an error shown beside it is hidden (a link's value that the tab's draw and its
 sub-tab's own event both refuse).
@@ -126,6 +127,13 @@ TOAST_JS = """
   document.addEventListener("click", (e) => {
     const control = e.target.closest?.("button, [role='tab']");
     if (control && !e.target.closest(".toast-wrap")) closeBefore(performance.now());
+  }, true);
+  // A dropdown's choice fires no DOM change: the press on its option, or Enter in its box, is the action.
+  document.addEventListener("pointerdown", (e) => {
+    if (e.target.closest?.("[role='option']")) closeBefore(performance.now());
+  }, true);
+  document.addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && e.target.getAttribute?.("role") === "combobox") closeBefore(performance.now());
   }, true);
 }
 """ % json.dumps(_TITLES, ensure_ascii=False)

@@ -78,3 +78,8 @@ def test_preset_and_config(page, server_url, shot):
     page.locator("#calc_seq input").fill("2048")
     page.locator("#calc_seq input").press("Enter")
     expect(page.get_by_text("learns 1,024 positions").first).to_be_visible(timeout=15_000)
+    # Regression: a dropdown's choice fires no DOM change, so it left the error up (errors stay until the
+    # learner's next action, components/toasts.py).
+    page.locator("#calc_preset input").click()
+    page.get_by_role("option", name="Llama-3-8B").click()
+    expect(page.locator(".toast-body.error")).to_have_count(0)
