@@ -233,11 +233,12 @@ class Blocks(gr.Blocks):
         the values the page holds then.
 
         Gradio's default for every event but ``.change`` is "once": the page drops a trigger while that
-        event is pending. A learner who clicked the masks preset "Decoder" while "Custom" was still on its
-        way saw Decoder chosen above the boxes Custom had left, and a figure of neither; a second tick of
-        the same box, or a second preset in the calculator or Tensors, was lost the same way on a busy
-        server. An event that sets its own mode keeps it; a click (a second Generate or Train must not
-        queue another run), a tab's select and a timer's tick stay "once".
+        event is pending, so a preset chosen, a box ticked or a field entered while the last such edit was
+        on its way was lost on a busy server, the control showing a value that nothing drew. Events set to
+        "multiple" or "always_last" keep their mode; clicks (a second Generate while one runs must not
+        queue another run), a tab's select and a timer's tick stay "once". (Gradio's page still drops the
+        deferred trigger when the pending event fails: components/toasts.py sends a number box's value
+        again then.)
         """
         for fn in self.fns.values():
             root = fn

@@ -93,8 +93,8 @@ def grouped(**groups: Mapping[str, Any]) -> Callable[[Callable], Callable]:
 def user_error(message: str, lang: str) -> gr.Error:
     """The toast a learner sees: ``message``, no traceback in the log. (Gradio 6 shows its own title;
     components/toasts.py translates it in the page.) It stays up until the learner's next action closes
-    it (components/toasts.py) or they close it: the figures beside it still show the last values drawn,
-    not the refused one, and after Gradio's 10 s nothing said so."""
+    it (components/toasts.py) or they close it, not Gradio's 10 s: the figures beside it still show the
+    last values drawn, not the refused one."""
     return gr.Error(message, title=tr(lang, "error_title"), print_exception=False, duration=None)
 
 

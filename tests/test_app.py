@@ -182,8 +182,8 @@ def test_an_edit_made_while_its_event_is_pending_is_not_dropped():
     def root(d):
         return root(deps[d["trigger_after"]]) if d["trigger_after"] is not None else d
 
-    edits = [d for d in deps.values() if root(d)["targets"]
-             and all(kind in ("input", "change", "submit", "blur", "release", "upload") for _, kind in root(d)["targets"])]
+    edits = [d for d in deps.values()
+             if root(d)["targets"] and all(kind in widgets.EDITS for _, kind in root(d)["targets"])]
     assert len(edits) > 100 and [d["api_name"] for d in edits if d["trigger_mode"] != "always_last"] == []
     clicks = [d for d in deps.values() if [kind for _, kind in d["targets"]] == ["click"]]
     assert clicks and all(d["trigger_mode"] == "once" for d in clicks)
