@@ -309,6 +309,13 @@ def gap_under_label(block, title_start: str) -> float:
     }""", title_start)
 
 
+def message_shown(page, text: str):
+    """The toast message holding ``text`` that a learner sees. A toast body lists every message of its kind
+    and components/toasts.py shows only the newest: the same refusal sent twice (a number box's input, then
+    its Enter) is two items, the first hidden, so ``get_by_text(...).first`` can find a hidden one."""
+    return page.locator(".toast-message-item").filter(has_text=text).filter(visible=True)
+
+
 def errors_seen(page):
     """Start recording every error toast the page shows, even one closed a moment later (the learner's
     next click closes the errors shown before it, components/toasts.py); returns a function that reads

@@ -4,7 +4,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import pushed_margins, wait_until_still
+from tests.conftest import message_shown, pushed_margins, wait_until_still
 
 pytestmark = pytest.mark.e2e
 
@@ -54,7 +54,7 @@ def test_step_retrain_and_encode(page, server_url, shot):
     page.locator("#bpe_step input[type=number]").press("Enter")
     expect(card).to_contain_text("Merge 400 of 400", timeout=15_000)
     expect(page.locator("#bpe_step input[type=number]")).to_have_value("400")
-    expect(page.get_by_text("this tokenizer learned 400 merges").first).to_be_visible()
+    expect(message_shown(page, "this tokenizer learned 400 merges")).to_be_visible()
     page.locator("#bpe_step input[type=number]").fill("57")
     page.locator("#bpe_step input[type=number]").press("Enter")
     expect(card).to_contain_text("Merge 57 of 400", timeout=15_000)

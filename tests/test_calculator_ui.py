@@ -4,7 +4,7 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import broken_words, errors_seen, pushed_margins
+from tests.conftest import broken_words, errors_seen, message_shown, pushed_margins
 
 pytestmark = pytest.mark.e2e
 
@@ -55,7 +55,7 @@ def test_preset_and_config(page, server_url, shot):
     page.get_by_role("button", name="Paste a config.json").click()
     page.locator("#calc_json textarea").fill("{not json")                     # refused: a message, fields kept
     page.locator("#calc_load").click()
-    expect(page.get_by_text("not valid JSON").first).to_be_visible(timeout=15_000)
+    expect(message_shown(page, "not valid JSON")).to_be_visible(timeout=15_000)
     expect(page.locator("#calc_n_experts").get_by_text("Error", exact=True)).to_have_count(0)
     expect(page.locator("#calc_n_experts input")).to_have_value("8")
     config = {"model_type": "gpt2", "n_embd": 768, "n_layer": 12, "n_head": 12, "n_positions": 1024,
@@ -77,7 +77,7 @@ def test_preset_and_config(page, server_url, shot):
     expect(page.locator("#calc_seq input")).to_have_value("1024", timeout=15_000)
     page.locator("#calc_seq input").fill("2048")
     page.locator("#calc_seq input").press("Enter")
-    expect(page.get_by_text("learns 1,024 positions").first).to_be_visible(timeout=15_000)
+    expect(message_shown(page, "learns 1,024 positions")).to_be_visible(timeout=15_000)
     # Regression: a dropdown's choice fires no DOM change, so it left the error up (errors stay until the
     # learner's next action, components/toasts.py).
     page.locator("#calc_preset input").click()
