@@ -610,13 +610,14 @@ def final(history, key="cv", n=10):
 def test_training_collapses_without_the_aux_loss_and_balances_with_it(one_thread, seed):
     """The default run (E = 8, top-1, 150 steps, α = 0.05) against its α = 0 twin, over seeds.
     Seeds 0–5 give load CVs (mean of the last 10 steps) of 0.29–0.35 with the aux loss and 0.64–1.06
-    without (CPU, one thread, Intel AVX-512); on an AMD EPYC (AVX2) seed 0 gave 0.37 and 0.61. The
-    collapse is chaotic: which expert wins and how fast depends on the last bits of the arithmetic, so
-    the bounds leave room for another summation order."""
+    without (CPU, one thread, Intel AVX-512); on an AMD EPYC (AVX2) seed 0 gave 0.37 and 0.61; on a
+    Zen 5 EPYC (AVX-512) seeds 0–5 gave 0.29–0.47 and 0.57–1.03 (seed 2: 0.41 and 0.98). The collapse
+    is chaotic: which expert wins and how fast depends on the last bits of the arithmetic, so the
+    bounds leave room for another summation order; without the aux loss every machine stays above 0.55."""
     last = list(train_moe(MoETrainConfig(seed=seed), device="cpu"))[-1]
     aux, twin = last.runs["aux"], last.runs["no_aux"]
     assert last.step == 150 and len(aux.cv) == len(twin.cv) == 150
-    assert final(aux) < 0.4 < 0.55 < final(twin)                     # balanced vs collapsed
+    assert final(aux) < 0.5 < 0.55 < final(twin)                     # balanced vs collapsed
     assert final(aux) * 1.5 < final(twin)
     assert final(aux, "aux") < final(twin, "aux")                      # the aux loss itself: lower with it
     assert abs(final(aux, "task") - final(twin, "task")) < 0.1       # balance costs (almost) nothing
