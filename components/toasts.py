@@ -11,7 +11,7 @@ An error is about the value that caused it, so the learner's next action (a comm
 dropdown's choice, a button, a tab) closes the errors shown before that action began, as their close
 button does: a request that fails again shows a new one, one that succeeds leaves no stale error above
 its figure, and an error raised while the value was still being typed or dragged stays up when it is
-committed. Until then it stays (``components.wiring.user_error``): the figures still show the last
+committed (a key typed after it closes it: it was about the value before that key). Until then it stays (``components.wiring.user_error``): the figures still show the last
 values drawn, not the refused one.
 
 A warning that repeats an error shown beside it is hidden (a link's value that the tab's draw and its
@@ -111,7 +111,10 @@ TOAST_JS = """
     if (!began.has(e.target)) began.set(e.target, performance.now());
     if (e.isTrusted && e.target instanceof HTMLInputElement && e.target.type === "number") {
       typed = { box: e.target, at: performance.now(), keys: (typed?.box === e.target ? typed.keys : 0) + 1 };
-      if (!typing.has(e.target)) typing.set(e.target, performance.now());
+      // An error that came back while this value was being typed is about a value the box no longer
+      // holds (typing 15, the 1 refused before the 5): the new value is sent now and answers for itself.
+      if (typing.has(e.target)) closeFrom(typing.get(e.target));
+      else typing.set(e.target, performance.now());
       if (timer !== null) settle();                  // a resend waits for the last key
     }
   }, true);
