@@ -30,7 +30,7 @@ What holds, each with its test (``tests/test_worker.py``):
 - a job whose reader has taken nothing for :data:`READER_GONE_S` ends, closed or not;
 - a worker that dies (killed, out of memory) raises :class:`WorkerDied` in the server at once;
 - a worker never outlives its server, however the server ends (it waits on its parent's sentinel);
-- niceness +10, ``SCHED_IDLE``, one torch thread, in the worker only.
+- niceness +10, ``SCHED_IDLE`` (unless :data:`IDLE_POLICY` is off), one torch thread, in the worker only.
 
 On CUDA (or ZeroGPU) the job runs in a thread instead: CUDA must not be used in a process forked
 from one that holds a CUDA context, the GPU does the work anyway, and ZeroGPU reads the request
@@ -58,6 +58,11 @@ T = TypeVar("T")
 _log = logging.getLogger(__name__)
 
 NICE = 10                       # added to the server's niceness (at most 19)
+# Linux: each job's process also takes SCHED_IDLE, running only on a core that nothing else wants. On a
+# Space the others are the server's requests, and a job yields to every one at once. Beside other busy
+# processes (a test suite's second worker and its browser) it can wait without end: a norms draw took
+# over 60 s beside two busy loops, 15 s alone. The tests set this False (tests/conftest.py).
+IDLE_POLICY = True
 AHEAD = 2                       # items a job may send before the reader takes one
 STOP_GRACE_S = 0.3              # after Stop, a job that has not reached its next item is terminated
 # A reader that has taken nothing for this long is gone: Gradio's queue takes each item as soon as the
@@ -152,8 +157,8 @@ def in_process(fn: Callable[..., Iterator[T]], /, *args, **kwargs) -> Iterator[T
     ctx = multiprocessing.get_context("forkserver")
     job = _job_name(fn)
     here, there = ctx.Pipe()
-    worker = ctx.Process(target=_serve, args=(fn, args, kwargs, there, _niceness(), READER_GONE_S), name=job,
-                         daemon=True)
+    worker = ctx.Process(target=_serve, args=(fn, args, kwargs, there, _niceness(), IDLE_POLICY, READER_GONE_S),
+                         name=job, daemon=True)
     worker.start()
     there.close()                               # the worker holds the only other end: its exit is our EOF
     try:
@@ -228,12 +233,14 @@ def in_thread(fn: Callable[..., Iterator[T]], /, *args, **kwargs) -> Iterator[T]
 # --------------------------------------------------------------------------------------- the worker's side
 
 
-def _serve(fn: Callable, args: tuple, kwargs: dict, conn, server_nice: int, reader_gone_s: float) -> None:
-    """A job's process: lower its priority, end with the server, run the job, send its items (none once
-    the server has taken nothing for ``reader_gone_s``)."""
+def _serve(fn: Callable, args: tuple, kwargs: dict, conn, server_nice: int, idle: bool,
+           reader_gone_s: float) -> None:
+    """A job's process: lower its priority (``SCHED_IDLE`` too if ``idle``), end with the server, run the
+    job, send its items (none once the server has taken nothing for ``reader_gone_s``)."""
     _lower_priority(0, server_nice + NICE)
     try:                                        # Linux: any request that wakes up takes the core at once
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        if idle:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     except (AttributeError, OSError):
         pass
     _exit_with_server()

@@ -200,6 +200,17 @@ def raw_call(url: str, name: str, data: list, timeout: float = 120.0, *, session
 
 
 @pytest.fixture(scope="session", autouse=True)
+def jobs_not_idle():
+    """Long work in the servers of this process runs at niceness +10 but not ``SCHED_IDLE``
+    (``components.worker.IDLE_POLICY``). On a Space a job yields to the server's own requests; here the
+    other pytest worker and its Chromium keep both cores busy, and an idle job got next to nothing: a
+    norms draw or a KV generation waited over 60 s for a core (15 s alone). The app launched as its own
+    process (the fuzz and load tests) keeps the policy it ships with."""
+    from components import worker
+    worker.IDLE_POLICY = False
+
+
+@pytest.fixture(scope="session", autouse=True)
 def patient_expect():
     """Browser assertions wait up to 15 s, not Playwright's 5: the browser tests share the machine with the
     backend tests (``pytest_xdist_make_scheduler``), and a figure that takes 3 s alone can take twice that then."""

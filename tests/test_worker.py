@@ -60,8 +60,10 @@ def test_a_job_yields_in_order_and_raises_its_own_error(kind):
     assert not multiprocessing.active_children()        # every job's process ended and was reaped
 
 
+@pytest.mark.parametrize("idle", [True, False], ids=["idle-policy", "niced-only"])
 @pytest.mark.parametrize("kind", RUNNERS)
-def test_a_job_runs_niced_in_its_worker_and_cleans_up_when_closed(kind, tmp_path):
+def test_a_job_runs_niced_in_its_worker_and_cleans_up_when_closed(kind, idle, tmp_path, monkeypatch):
+    monkeypatch.setattr(worker, "IDLE_POLICY", idle)    # the app's setting, and the tests' (conftest)
     marker = tmp_path / "closed"                        # the worker may be another process: a file tells
     mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     stream = RUNNERS[kind](jobs.whoami, str(marker))
@@ -74,7 +76,7 @@ def test_a_job_runs_niced_in_its_worker_and_cleans_up_when_closed(kind, tmp_path
     if kind == "process":
         assert threads == 1                             # the server keeps the other cores
         if hasattr(os, "SCHED_IDLE"):                   # Linux: it yields its core to any request at once
-            assert policy == os.SCHED_IDLE
+            assert policy == (os.SCHED_IDLE if idle else os.SCHED_OTHER)
     else:
         assert tid != threading.get_native_id()
 
