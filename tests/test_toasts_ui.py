@@ -60,13 +60,18 @@ def test_an_error_stays_until_the_next_action(page, server_url):
     expect(toast).to_have_count(0)
 
 
-def test_an_error_raised_while_typing_stays_when_the_value_is_committed(page, server_url):
-    """A slider's number box sends each keystroke; the error it causes must not be closed by the blur that
-    commits the same bad value (only errors shown before the learner began typing are)."""
+def open_norms(page, server_url: str, field: str):
+    """The norms tab drawn at its defaults: (the gradients figure's title, the number box of ``field``)."""
     page.goto(f"{server_url}?tab=norms")
     title = page.locator("#norm_grads_plot .gtitle").first
     expect(title).to_contain_text("12 layers", timeout=60_000)
-    box = page.locator("#norm_heads input[type=number]")
+    return title, page.locator(f"#{field} input[type=number]")
+
+
+def test_an_error_raised_while_typing_stays_when_the_value_is_committed(page, server_url):
+    """A slider's number box sends each keystroke; the error it causes must not be closed by the blur that
+    commits the same bad value (only errors shown before the learner began typing are)."""
+    _, box = open_norms(page, server_url, "norm_heads")
     box.click()
     box.press("Control+a")
     box.type("3")                                                   # in range; 128 is not divisible by 3
@@ -86,10 +91,7 @@ def test_an_error_about_a_value_typed_on_the_way_closes_at_the_next_key(page, se
     """Typing 15 where 2 is the least: the 1 is refused, and when its error comes back before the 5 is
     typed (a busy machine's timing, forced here) the 15 is drawn and the error about 1 must go with it.
     It stayed: only a value committed by the box closed errors, and this one came after typing began."""
-    page.goto(f"{server_url}?tab=norms")
-    title = page.locator("#norm_grads_plot .gtitle").first
-    expect(title).to_contain_text("12 layers", timeout=60_000)
-    box = page.locator("#norm_layers input[type=number]")
+    title, box = open_norms(page, server_url, "norm_layers")
     box.click()
     box.press("Control+a")
     box.type("1")
@@ -106,10 +108,7 @@ def test_a_value_typed_behind_an_error_or_clamped_on_blur_is_drawn(page, server_
     fails: typing 15 sent 1 (below the minimum of 2) and never 15, and the figure stayed at the old depth
     under an error about 1. A box that clamps 99 to 24 on blur sent nothing. The page script sends the
     box's value again in both cases (components/toasts.py)."""
-    page.goto(f"{server_url}?tab=norms")
-    title = page.locator("#norm_grads_plot .gtitle").first
-    expect(title).to_contain_text("12 layers", timeout=60_000)
-    box = page.locator("#norm_layers input[type=number]")
+    title, box = open_norms(page, server_url, "norm_layers")
     for typed, shown, drawn in (("15", "15", "15 layers"), ("99", "24", "24 layers"), ("7", "7", "7 layers")):
         box.click()
         box.press("Control+a")
