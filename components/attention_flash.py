@@ -178,8 +178,10 @@ def build() -> dict:
     gr.on([ui.T.input, ui.head_dim.input, ui.block.input, ui.causal.input, ui.dtype.input, ui.seed.submit,
            ui.seed.blur], api_name="attention_flash", trigger_mode="always_last", **main)
     ui.step.input(trigger_mode="always_last", **event(show_step, ui, FRAME_OUTPUTS, **hidden))
-    ui.prev.click(**event(previous_step, ui, ("step", *FRAME_OUTPUTS), **hidden))
-    ui.next.click(**event(next_step, ui, ("step", *FRAME_OUTPUTS), **hidden))
+    # always_last: a second ◀ / ▶ pressed while the first is on its way moves again once it has landed,
+    # from the step it reached (the default "once" dropped it: two presses moved one tile).
+    ui.prev.click(trigger_mode="always_last", **event(previous_step, ui, ("step", *FRAME_OUTPUTS), **hidden))
+    ui.next.click(trigger_mode="always_last", **event(next_step, ui, ("step", *FRAME_OUTPUTS), **hidden))
     ui.play.click(**event(play, ui, ("step", "timer"), **hidden))
     ui.pause.click(lambda: gr.Timer(active=False), None, ui.timer, **hidden)
     ui.timer.tick(**event(tick, ui, ("step", *FRAME_OUTPUTS, "timer"), **hidden))

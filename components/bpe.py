@@ -482,8 +482,9 @@ def build() -> dict:
 
     gr.on([ui.step.input], trigger_mode="always_last",                        # follows a drag and a typed number
           **event(fit_step, ui, ("step",)), **private).then(api_name="bpe_step", **event(show_step, ui, VIEW), **quiet)
+    # always_last: a second press while the first is on its way moves again once it has landed.
     for button, move in ((ui.prev, previous_step), (ui.next, next_step)):
-        button.click(**event(move, ui, ("step", *VIEW)), **private)
+        button.click(trigger_mode="always_last", **event(move, ui, ("step", *VIEW)), **private)
     ui.play.click(**event(play, ui, ("step", "timer")), **private)
     ui.pause.click(lambda: gr.Timer(active=False), None, ui.timer, **private)
     ui.timer.tick(**event(tick, ui, ("step", *VIEW, "timer")), **private)

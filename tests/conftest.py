@@ -12,6 +12,7 @@ import json
 import os
 import socket
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,6 @@ def cancel_and_settle(job, within: float = 60.0) -> None:
     """Cancel a submitted job (Gradio's Stop) and wait until no worker of this server is left: the next call
     on the same client must not start while this one's stream is still closing (a /norm_gradients call
     right after a cancelled /norm_train failed once with gradio_client's CancelledError on a loaded runner)."""
-    import time
 
     from components.worker import running_jobs
     job.cancel()
@@ -105,7 +105,6 @@ def cancel_after_first_update(job, within: float = 120.0) -> list:
     """Wait for a streaming job's first update, cancel it (Gradio's Stop), wait until no worker of this
     server is left (a process on the CPU, a thread on CUDA), and return the updates it sent. Asserts the
     job streamed from a worker and that the worker ended."""
-    import time
 
     from components.worker import running_jobs
     deadline = time.monotonic() + within
@@ -129,7 +128,6 @@ class SlowJob:
 
     def __init__(self, monkeypatch, module, name: str, pace: float):
         import functools
-        import time
 
         from components import worker
         monkeypatch.setattr(worker, "uses_processes", lambda: False)
@@ -325,6 +323,17 @@ def message_shown(page, text: str):
     and components/toasts.py shows only the newest: the same refusal sent twice (a number box's input, then
     its Enter) is two items, the first hidden, so ``get_by_text(...).first`` can find a hidden one."""
     return page.locator(".toast-message-item").filter(has_text=text).filter(visible=True)
+
+
+def slow_down(monkeypatch, module, name: str, seconds: float = 0.5) -> None:
+    """``module.name``, a function, called ``seconds`` late from now on: the event that calls it is still on
+    its way when the test's next trigger comes (what a distant Space or a busy machine does by chance)."""
+    fn = getattr(module, name)
+
+    def late(*args, **kwargs):
+        time.sleep(seconds)
+        return fn(*args, **kwargs)
+    monkeypatch.setattr(module, name, late)
 
 
 def errors_seen(page):

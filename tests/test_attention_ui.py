@@ -4,7 +4,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import gap_under_label, text_overlaps, wait_until_still
+from tests.conftest import gap_under_label, slow_down, text_overlaps, wait_until_still
 
 pytestmark = pytest.mark.e2e
 
@@ -25,6 +25,22 @@ def open_view(page, server_url, tab_name):
     expect(page.get_by_role("tab", name=tab_name, exact=True)).to_have_attribute("aria-selected", "true")
     page.locator("#attn_sub_flash-button, [data-tab-id=flash]").first.click()
     expect(page.locator(TITLE)).to_be_visible(timeout=60_000)
+
+
+def test_a_second_step_pressed_while_the_first_is_on_its_way_moves_again(page, server_url, monkeypatch):
+    """Regression: ▶ pressed twice moved one tile when the second press came before the first landed
+    (Gradio's default trigger mode drops a trigger while its event is pending). Slowed here so that it
+    always does; a learner on a distant Space double-clicks within a round trip."""
+    from components import attention_flash
+    open_view(page, server_url, "Attention")
+    expect(page.locator(TITLE)).to_have_text(re.compile(r"^Tile 1 of 10"))
+    slow_down(monkeypatch, attention_flash, "_views")
+    page.locator("#attn_next").click()
+    page.locator("#attn_next").click()
+    expect(page.locator(TITLE)).to_have_text(re.compile(r"^Tile 3 of 10"), timeout=15_000)
+    page.locator("#attn_prev").click()
+    page.locator("#attn_prev").click()
+    expect(page.locator(TITLE)).to_have_text(re.compile(r"^Tile 1 of 10"), timeout=15_000)
 
 
 def test_step_play_and_change_the_block(page, server_url, shot):

@@ -4,7 +4,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import message_shown, pushed_margins, wait_until_still
+from tests.conftest import message_shown, pushed_margins, slow_down, wait_until_still
 
 pytestmark = pytest.mark.e2e
 
@@ -78,6 +78,22 @@ def test_step_retrain_and_encode(page, server_url, shot):
     expect(rows.filter(has_text="bytes (UTF-8)").locator("td").nth(2)).to_have_text("30")
     expect(page.locator(".toast-body")).to_have_count(0)
     shot(page, "tokenizer-en")
+
+
+def test_a_second_step_pressed_while_the_first_is_on_its_way_moves_again(page, server_url, monkeypatch):
+    """Regression: Next pressed twice moved one merge when the second press came before the first landed
+    (Gradio's default trigger mode drops it); slowed here so that it always does."""
+    from components import bpe
+    open_tab(page, server_url)
+    card = page.locator(CARD)
+    expect(card).to_contain_text("Merge 1 of 400", timeout=30_000)
+    slow_down(monkeypatch, bpe, "_views")
+    page.locator("#bpe_next").click()
+    page.locator("#bpe_next").click()
+    expect(card).to_contain_text("Merge 3 of 400", timeout=15_000)
+    page.locator("#bpe_prev").click()
+    page.locator("#bpe_prev").click()
+    expect(card).to_contain_text("Merge 1 of 400", timeout=15_000)
 
 
 def test_play_advances_and_pause_stops(page, server_url):
