@@ -11,8 +11,9 @@ An error is about the value that caused it, so the learner's next action (a comm
 dropdown's choice, a button, a tab) closes the errors shown before that action began, as their close
 button does: a request that fails again shows a new one, one that succeeds leaves no stale error above
 its figure, and an error raised while the value was still being typed or dragged stays up when it is
-committed (a key typed after it closes it: it was about the value before that key). Until then it stays (``components.wiring.user_error``): the figures still show the last
-values drawn, not the refused one.
+committed (a key typed after it closes it: it was about the value before that key). Until then it
+stays (``components.wiring.user_error``): the figures still show the last values drawn, not the
+refused one.
 
 A warning that repeats an error shown beside it is hidden (a link's value that the tab's draw and its
 sub-tab's own event both refuse).

@@ -60,8 +60,9 @@ _log = logging.getLogger(__name__)
 NICE = 10                       # added to the server's niceness (at most 19)
 # Linux: each job's process also takes SCHED_IDLE, running only on a core that nothing else wants. On a
 # Space the others are the server's requests, and a job yields to every one at once. Beside other busy
-# processes (a test suite's second worker and its browser) it can wait without end: a norms draw took
-# over 60 s beside two busy loops, 15 s alone. The tests set this False (tests/conftest.py).
+# processes (a test suite's second worker and its browser) it can wait without end: beside two busy
+# loops a 60-token KV generation had not ended after 95 s; niced only, it took 54 s (the forkserver's
+# start among them), then 4.3 s. The tests set this False (tests/conftest.py).
 IDLE_POLICY = True
 AHEAD = 2                       # items a job may send before the reader takes one
 STOP_GRACE_S = 0.3              # after Stop, a job that has not reached its next item is terminated

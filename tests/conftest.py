@@ -201,9 +201,9 @@ def raw_call(url: str, name: str, data: list, timeout: float = 120.0, *, session
 def jobs_not_idle():
     """Long work in the servers of this process runs at niceness +10 but not ``SCHED_IDLE``
     (``components.worker.IDLE_POLICY``). On a Space a job yields to the server's own requests; here the
-    other pytest worker and its Chromium keep both cores busy, and an idle job got next to nothing: a
-    norms draw or a KV generation waited over 60 s for a core (15 s alone). The app launched as its own
-    process (the fuzz and load tests) keeps the policy it ships with."""
+    other pytest worker and its Chromium keep both cores busy, and an idle job got next to nothing: beside
+    two busy loops a 60-token KV generation had not ended after 95 s (4.3 s niced only, once started).
+    The app launched as its own process (the fuzz and load tests) keeps the policy it ships with."""
     from components import worker
     worker.IDLE_POLICY = False
 
