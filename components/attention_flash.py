@@ -14,7 +14,7 @@ import gradio as gr
 
 from components.common import HEAVY, LATEX, device_line, low_priority
 from components.i18n import lang_of, t
-from components.widgets import Dropdown, Number, Radio, Slider
+from components.widgets import Dropdown, Number, Radio, Slider, StepButton
 from components.wiring import event
 from locales import tr
 from models.checks import choice, whole
@@ -136,8 +136,8 @@ def build() -> dict:
             ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("attn_seed"), elem_id="attn_seed")
             ui.step = Slider(0, MAX_STEP, value=1, step=1, label=t("attn_step"), elem_id="attn_step")
             with gr.Row():
-                ui.prev = gr.Button(t("attn_prev"), size="sm", elem_id="attn_prev")
-                ui.next = gr.Button(t("attn_next"), size="sm", elem_id="attn_next")
+                ui.prev = StepButton(t("attn_prev"), size="sm", elem_id="attn_prev")
+                ui.next = StepButton(t("attn_next"), size="sm", elem_id="attn_next")
             with gr.Row():
                 ui.play = gr.Button(t("attn_play"), size="sm", variant="primary", elem_id="attn_play")
                 ui.pause = gr.Button(t("attn_pause"), size="sm", elem_id="attn_pause")
@@ -178,10 +178,8 @@ def build() -> dict:
     gr.on([ui.T.input, ui.head_dim.input, ui.block.input, ui.causal.input, ui.dtype.input, ui.seed.submit,
            ui.seed.blur], api_name="attention_flash", trigger_mode="always_last", **main)
     ui.step.input(trigger_mode="always_last", **event(show_step, ui, FRAME_OUTPUTS, **hidden))
-    # always_last: a second ◀ / ▶ pressed while the first is on its way moves again once it has landed,
-    # from the step it reached (the default "once" dropped it: two presses moved one tile).
-    ui.prev.click(trigger_mode="always_last", **event(previous_step, ui, ("step", *FRAME_OUTPUTS), **hidden))
-    ui.next.click(trigger_mode="always_last", **event(next_step, ui, ("step", *FRAME_OUTPUTS), **hidden))
+    ui.prev.click(**event(previous_step, ui, ("step", *FRAME_OUTPUTS), **hidden))
+    ui.next.click(**event(next_step, ui, ("step", *FRAME_OUTPUTS), **hidden))
     ui.play.click(**event(play, ui, ("step", "timer"), **hidden))
     ui.pause.click(lambda: gr.Timer(active=False), None, ui.timer, **hidden)
     ui.timer.tick(**event(tick, ui, ("step", *FRAME_OUTPUTS, "timer"), **hidden))

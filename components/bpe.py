@@ -19,7 +19,7 @@ import gradio as gr
 
 from components.common import HEAVY, device_line, explain, low_priority
 from components.i18n import lang_of, t
-from components.widgets import Radio, Slider
+from components.widgets import Radio, Slider, StepButton
 from components.wiring import event, grouped
 from locales import Term, tr
 from models.bpe_trace import CORPORA, SPLITS, TIES, load_corpus
@@ -428,8 +428,8 @@ def build() -> dict:
         with gr.Column(scale=3):
             ui.step = Slider(0, BPE_MAX_MERGES, value=1, step=1, label=t("bpe_step"), elem_id="bpe_step")
             with gr.Row():
-                ui.prev = gr.Button(t("bpe_prev"), size="sm", elem_id="bpe_prev")
-                ui.next = gr.Button(t("bpe_next"), size="sm", elem_id="bpe_next")
+                ui.prev = StepButton(t("bpe_prev"), size="sm", elem_id="bpe_prev")
+                ui.next = StepButton(t("bpe_next"), size="sm", elem_id="bpe_next")
                 ui.play = gr.Button(t("bpe_play"), size="sm", elem_id="bpe_play")
                 ui.pause = gr.Button(t("bpe_pause"), size="sm", elem_id="bpe_pause")
             with gr.Row():
@@ -482,9 +482,8 @@ def build() -> dict:
 
     gr.on([ui.step.input], trigger_mode="always_last",                        # follows a drag and a typed number
           **event(fit_step, ui, ("step",)), **private).then(api_name="bpe_step", **event(show_step, ui, VIEW), **quiet)
-    # always_last: a second press while the first is on its way moves again once it has landed.
     for button, move in ((ui.prev, previous_step), (ui.next, next_step)):
-        button.click(trigger_mode="always_last", **event(move, ui, ("step", *VIEW)), **private)
+        button.click(**event(move, ui, ("step", *VIEW)), **private)
     ui.play.click(**event(play, ui, ("step", "timer")), **private)
     ui.pause.click(lambda: gr.Timer(active=False), None, ui.timer, **private)
     ui.timer.tick(**event(tick, ui, ("step", *VIEW, "timer")), **private)

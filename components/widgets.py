@@ -126,6 +126,15 @@ with _no_stub_files():
                 return values.index(payload) if payload in values else None
             return payload
 
+    class StepButton(gr.Button):
+        """A button that moves a step (◀ / ▶): its press is an edit of the step, so a second press while
+        the first is on its way moves again once it has landed (:meth:`Blocks.edits_never_dropped`)."""
+
+        def get_block_name(self) -> str:             # the page draws it with Gradio's button
+            return "button"
+
+        get_block_class = get_block_name
+
     class CheckboxGroup(gr.CheckboxGroup):
         """``gr.CheckboxGroup`` that hands values outside its choices to the handler."""
 
@@ -235,16 +244,18 @@ class Blocks(gr.Blocks):
         Gradio's default for every event but ``.change`` is "once": the page drops a trigger while that
         event is pending, so a preset chosen, a box ticked or a field entered while the last such edit was
         on its way was lost on a busy server, the control showing a value that nothing drew. Events set to
-        "multiple" or "always_last" keep their mode; clicks (a second Generate while one runs must not
-        queue another run), a tab's select and a timer's tick stay "once". (Gradio's page still drops the
-        deferred trigger when the pending event fails: components/toasts.py sends a number box's value
-        again then.)
+        "multiple" or "always_last" keep their mode; a :class:`StepButton`'s press is an edit (two presses,
+        two steps); other clicks (a second Generate while one runs must not queue another run), a tab's
+        select and a timer's tick stay "once". (Gradio's page still drops the deferred trigger when the
+        pending event fails: components/toasts.py sends a number box's value again then.)
         """
         for fn in self.fns.values():
             root = fn
             while root.trigger_after is not None:
                 root = self.fns[root.trigger_after]
-            if fn.trigger_mode == "once" and root.targets and all(event in EDITS for _, event in root.targets):
+            edits = [event in EDITS or (event == "click" and isinstance(self.blocks.get(block), StepButton))
+                     for block, event in root.targets]
+            if fn.trigger_mode == "once" and edits and all(edits):
                 fn.trigger_mode = "always_last"
 
     async def preprocess_data(self, block_fn, *args, **kwargs):
