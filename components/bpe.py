@@ -255,8 +255,9 @@ def compare(state: dict | None = None, your_text: str = DEFAULT_TEXT, word: str 
     return {"state": session, **_compare_views(session, your_text, word, k, lang)}
 
 
-def read_upload(upload: str | None = None, request: gr.Request = None) -> dict:
+def read_upload(upload: str | None = None, uploads: int = 0, request: gr.Request = None) -> dict:
     """An uploaded file as text: at most the corpus limit, strictly UTF-8 (the message says where not).
+    ``uploads`` counts the files read: its change is what trains on the file (see :func:`build`).
 
     Declares ``request`` so that Gradio passes it and the message comes in the page's language: the
     one :func:`components.wiring.guarded` adds is keyword-only, which Gradio 6.31 leaves at ``None``."""
@@ -267,7 +268,7 @@ def read_upload(upload: str | None = None, request: gr.Request = None) -> dict:
     size = file.stat().st_size
     if size > BPE_MAX_CORPUS_BYTES:
         raise InputError("bpe_err_file_too_big", bytes=f"{size:,}", most=f"{BPE_MAX_CORPUS_BYTES:,}")
-    return {"text": text_from_bytes(file.read_bytes()), "corpus": "custom"}
+    return {"text": text_from_bytes(file.read_bytes()), "corpus": "custom", "uploads": uploads + 1}
 
 
 def _download_file(trace) -> str:
@@ -407,6 +408,9 @@ def build() -> dict:
     ui = SimpleNamespace()
     gr.Markdown(t("bpe_intro"))
     ui.state = gr.State(None)
+    # Files read so far: a change trains. Placed at the page's root (``at_root``): a State with a change
+    # listener inside a tab fires it on page loads (components/norms.py says when).
+    ui.uploads = gr.State(0, render=False)
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
             ui.corpus = Radio([(t(f"bpe_corpus_{c}"), c) for c in CORPUS_CHOICES], value="en",
@@ -467,18 +471,18 @@ def build() -> dict:
     quiet = dict(show_progress="hidden")
     private = dict(api_visibility="private", **quiet)
     main = event(train, ui, TRAIN_OUTPUTS, **quiet, **HEAVY)
-    # A drag of the merges slider retrains at most twice (its first value, then its last), and a
-    # number typed in its box retrains on Enter; a change made while training runs is not dropped.
-    trained = gr.on([ui.train.click, ui.corpus.input, ui.merges.input, ui.split.input, ui.tie.input],
-                    api_name="bpe_train", trigger_mode="always_last", **main)
+    # One event trains, so one training runs at a time. A drag of the merges slider retrains at most twice
+    # (its first value, then its last), a number typed in its box retrains on Enter, and a file read counts
+    # as a change too: a change made while training runs is not dropped, and trains once that one ends.
+    # (A separate upload event training beside it streamed two runs into the same status and figures.)
+    retrain = [ui.train.click, ui.corpus.input, ui.merges.input, ui.split.input, ui.tie.input, ui.uploads.change]
+    trained = gr.on(retrain, api_name="bpe_train", trigger_mode="always_last", **main)
     # Gradio's input event misses a paste and a deletion: every change of the box is checked instead.
     ui.text.change(**event(set_custom, ui, ("corpus",)), trigger_mode="always_last", **private)
     # No progress on the outputs: a refused file would leave a red "Error" over the corpus and its text,
     # covering the radios, until the page was reloaded (the toast says what was wrong).
-    uploaded = ui.upload.upload(**event(read_upload, ui, ("text", "corpus")), api_visibility="private",
-                                show_progress="hidden").success(
-        api_visibility="private", **main)
-    ui.stop.click(None, None, None, cancels=[trained, uploaded])
+    ui.upload.upload(**event(read_upload, ui, ("text", "corpus", "uploads")), **private)
+    ui.stop.click(None, None, None, cancels=[trained])
 
     gr.on([ui.step.input], trigger_mode="always_last",                        # follows a drag and a typed number
           **event(fit_step, ui, ("step",)), **private).then(api_name="bpe_step", **event(show_step, ui, VIEW), **quiet)
@@ -492,4 +496,4 @@ def build() -> dict:
           trigger_mode="always_last", **event(encode_text, ui, ENCODE_OUTPUTS), **quiet).then(
         trigger_mode="always_last", **event(compare, ui, COMPARE_OUTPUTS), **private)
     gr.on([ui.word.submit, ui.word.blur], api_name="bpe_compare", **event(compare, ui, COMPARE_OUTPUTS), **quiet)
-    return {**event(first_draw, ui, TRAIN_OUTPUTS), **quiet, "timers": [ui.timer]}
+    return {**event(first_draw, ui, TRAIN_OUTPUTS), **quiet, "timers": [ui.timer], "at_root": [ui.uploads]}

@@ -285,7 +285,8 @@ def test_a_learner_error_is_in_chinese_for_a_chinese_page(server_url):
 def test_upload_reads_utf8_and_explains_other_encodings(tmp_path):
     good = tmp_path / "notes.txt"
     good.write_bytes("\ufeff天气晴朗，适合露营。".encode("utf-8"))
-    assert tab.read_upload(str(good)) == {"text": "天气晴朗，适合露营。", "corpus": "custom"}
+    assert tab.read_upload(str(good)) == {"text": "天气晴朗，适合露营。", "corpus": "custom", "uploads": 1}
+    assert tab.read_upload(str(good), uploads=1)["uploads"] == 2        # each file read retrains (build())
     latin = tmp_path / "latin.txt"
     latin.write_bytes("café crème".encode("latin-1"))
     with pytest.raises(ValueError, match="the file is not UTF-8 text: byte 0xe9 at offset 3"):
