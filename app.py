@@ -125,8 +125,8 @@ LAUNCH_KWARGS = dict(i18n=i18n, theme=THEME, css=CSS, js=TOAST_JS, max_file_size
 
 def warm_up() -> None:
     """Start the server of forks for long work (:mod:`components.worker`), import what the first events
-    would (torch, Plotly, every model and view), then take every object alive now out of the garbage
-    collector's view.
+    would (torch, Plotly, every model and view), wait until the server of forks has imported them too,
+    then take every object alive now out of the garbage collector's view.
 
     With torch, Gradio and Plotly loaded, the server holds ~400k objects that live as long as it
     does; each full collection walked them all (~175 ms holding the GIL, every few BPE trainings:
@@ -145,6 +145,8 @@ def warm_up() -> None:
     from models.bpe_trace import split_text
     load_cl100k()                                # GPT-4's ranks, parsed once
     split_text("warm up", "gpt4")                # imports `regex` and compiles the split patterns
+    if worker.uses_processes():
+        worker.await_forkserver()                # its own imports done: the first run starts at once
     gc.collect()
     gc.freeze()
     print(f"Warmed up: {gc.get_freeze_count():,} objects frozen out of the garbage collector's view", flush=True)
