@@ -11,17 +11,18 @@ An error is about the value that caused it, so the learner's next action (a comm
 dropdown's choice, a button, a tab) closes the errors shown before that action began, as their close
 button does: a request that fails again shows a new one, one that succeeds leaves no stale error above
 its figure, and an error raised while the value was still being typed or dragged stays up when it is
-committed (a key typed after it closes it: it was about the value before that key). Until then it
+committed (a key typed or a drag step after it closes it: it was about the value before). Until then it
 stays (``components.wiring.user_error``): the figures still show the last values drawn, not the
 refused one.
 
 A warning that repeats an error shown beside it is hidden (a link's value that the tab's draw and its
 sub-tab's own event both refuse).
 
-Two values a slider's number box would never send, the script sends: Gradio drops the value queued
-behind a request that fails (typing 15 where 2 is the minimum sent 1 and never 15), so such a value is
-sent again once the typing settles; and a value the box clamps on blur (99 to 24) is sent, the errors
-about what was typed closed with it.
+Two values a slider would never send, the script sends: Gradio drops the value queued behind a request
+that fails (typing 15 where 2 is the minimum sent 1 and never 15; a heads slider moved from 4 to 8 sent 5,
+which does not divide the width, and never 8), so such a value is sent again once the typing or the drag
+settles; and a value the number box clamps on blur (99 to 24) is sent, the errors about what was typed
+closed with it.
 """
 from __future__ import annotations
 
@@ -64,11 +65,12 @@ TOAST_JS = """
     }
   };
   // Gradio runs an input event once at a time and keeps the newest value for after the running one; when
-  // the running one fails it drops that value: typing 12 after 99 sent 1 (an error) and never 12. So when
-  // an error comes while keystrokes were queued behind it, the box's value is sent again once the typing
-  // settles, and that error (about a value the box no longer holds) closes: a good value is drawn, a bad
-  // one answers with its own error.
-  let typed = null;                                  // the number box typed into last: when, keys since
+  // the running one fails it drops that value: typing 12 after 99 sent 1 (an error) and never 12, and a
+  // heads slider moved from 4 to 8 sent 5 (it does not divide the width) and never 8. So when an error
+  // comes while keystrokes or drag steps were queued behind it, the control's value is sent again once it
+  // settles, and that error (about a value it no longer holds) closes: a good value is drawn, a bad one
+  // answers with its own error.
+  let typed = null;                                  // the number box or slider moved last: when, steps since
   let timer = null;
   const stale = new Set();
   const resend = (body) => {
@@ -110,10 +112,10 @@ TOAST_JS = """
   const began = new WeakMap();
   document.addEventListener("input", (e) => {
     if (!began.has(e.target)) began.set(e.target, performance.now());
-    if (e.isTrusted && e.target instanceof HTMLInputElement && e.target.type === "number") {
+    if (e.isTrusted && e.target instanceof HTMLInputElement && ["number", "range"].includes(e.target.type)) {
       typed = { box: e.target, at: performance.now(), keys: (typed?.box === e.target ? typed.keys : 0) + 1 };
-      // An error that came back while this value was being typed is about a value the box no longer
-      // holds (typing 15, the 1 refused before the 5): the new value is sent now and answers for itself.
+      // An error that came back while this value was being typed or dragged is about a value the control
+      // no longer holds (typing 15, the 1 refused before the 5): the new value is sent now and answers for itself.
       if (typing.has(e.target)) closeFrom(typing.get(e.target));
       else typing.set(e.target, performance.now());
       if (timer !== null) settle();                  // a resend waits for the last key

@@ -2,6 +2,8 @@
 closed by the learner's next action, and only by it. Without the page script Gradio titles every toast
 "Error", stacks each new message under the old, and keeps the error up for 10 s after a good value has
 been drawn."""
+import time
+
 import pytest
 from playwright.sync_api import expect
 
@@ -126,3 +128,29 @@ def test_a_link_value_refused_twice_is_said_once(page, server_url):
     expect(page.locator(".toast-body.error").first).to_contain_text("too long", timeout=60_000)
     expect(page.locator(".toast-body.warning")).to_have_count(1, timeout=30_000)       # both have come
     expect(page.locator(".toast-body:visible")).to_have_count(1)
+
+
+def test_a_slider_dragged_past_a_refused_value_draws_where_it_stops(page, server_url, monkeypatch):
+    """Regression: with d_model = 128, moving the heads slider from 4 to 8 by keyboard sent 6 (refused: it
+    does not divide 128), queued 8 behind it, and Gradio dropped 8 when 6 failed: the slider read 8 under
+    an error about 6, and the figure stayed at 4 heads. The page script sends the slider's value again
+    (components/toasts.py). Each request is slowed by 0.5 s, so that the later keys always queue."""
+    from components import norms
+    open_norms(page, server_url, "norm_heads")
+    expect(page.locator("#norm_summary")).not_to_be_empty(timeout=60_000)      # the first gradients are in
+    heads, check = [], norms._stack_args
+
+    def slowly(**stack):
+        heads.append(stack["n_heads"])
+        time.sleep(0.5)
+        return check(**stack)
+    monkeypatch.setattr(norms, "_stack_args", slowly)
+    page.locator("#norm_heads input[type=range]").focus()
+    for _ in range(4):
+        page.keyboard.press("ArrowRight")
+    expect(page.locator("#norm_heads input[type=number]")).to_have_value("8")
+    deadline = time.monotonic() + 30
+    while heads[-1:] != [8] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert heads[0] != 8 and heads[-1] == 8, heads                   # a refused value went first; 8 was sent
+    expect(page.locator(".toast-body.error")).to_have_count(0, timeout=10_000)
