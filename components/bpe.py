@@ -474,7 +474,7 @@ def build() -> dict:
     # One event trains, so one training runs at a time. A drag of the merges slider retrains at most twice
     # (its first value, then its last), a number typed in its box retrains on Enter, and a file read counts
     # as a change too: a change made while training runs is not dropped, and trains once that one ends.
-    # (A separate upload event training beside it streamed two runs into the same status and figures.)
+    # (An upload event of its own would train beside it: two runs streaming into one status and its figures.)
     retrain = [ui.train.click, ui.corpus.input, ui.merges.input, ui.split.input, ui.tie.input, ui.uploads.change]
     trained = gr.on(retrain, api_name="bpe_train", trigger_mode="always_last", **main)
     # Gradio's input event misses a paste and a deletion: every change of the box is checked instead.
