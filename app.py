@@ -83,6 +83,9 @@ if __name__ != "__mp_main__":
     demo = build_demo()
 
 CSS = """
+/* Toasts at the bottom right: an error stays until the learner's next action (components/toasts.py), and
+   at the top right it covered the last tabs of the row (Tensors and Calculator at 1366 px wide). */
+.toast-wrap { top: auto !important; bottom: var(--size-4); }
 .device-line textarea { font-family: ui-monospace, monospace; font-size: 0.85em; }
 /* A label naming a config key ("num_key_value_heads") breaks inside it rather than run out of a narrow field. */
 [data-testid="block-info"] { overflow-wrap: anywhere; }

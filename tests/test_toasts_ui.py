@@ -57,6 +57,10 @@ def test_an_error_stays_until_the_next_action(page, server_url):
     page.wait_for_timeout(1_000)                                     # Gradio's close and fade-out, had they come
     expect(toast).to_have_count(1)
     expect(toast).to_be_visible()
+    # Regression: at the top right it covered the last tabs of the row (Tensors and Calculator at 1366 px),
+    # which could not be clicked while it stayed.
+    shown, tabs = toast.bounding_box(), page.locator(".tab-wrapper").first.bounding_box()
+    assert shown["y"] > tabs["y"] + tabs["height"], (shown, tabs)
     box.fill("The cat sat.")
     box.blur()
     expect(toast).to_have_count(0)
