@@ -12,9 +12,9 @@ from components.share import CUSTOM
 from components.widgets import Dropdown, Number, Radio
 from components.wiring import control_names, event, grouped
 from locales import LOCALES, tr
-from models.calculator import (ATTENTION_KERNELS, BOOL_FIELDS, DTYPE_BYTES, FIELD_CHOICES, OPTIMIZER_RECIPES,
-                               PRESETS, RECOMPUTE, RunSettings, fields_of, spec_fields)
-from models.limits import CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_MAX_JSON_CHARS
+from models.calculator import (ATTENTION_KERNELS, BOOL_FIELDS, DTYPE_BYTES, FIELD_CHOICES, FIELD_RANGES,
+                               OPTIMIZER_RECIPES, PRESETS, RECOMPUTE, RunSettings, fields_of, spec_fields)
+from models.limits import CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_JSON_CHARS
 
 FIELDS = spec_fields()
 GROUPS = {  # accordion -> fields, in the order a config.json lists them
@@ -160,7 +160,8 @@ def _field(name: str, value):
                      elem_id=f"calc_{name}")
     if name in BOOL_FIELDS:
         return gr.Checkbox(value, label=label, elem_id=f"calc_{name}")
-    return Number(value, precision=0, minimum=0, maximum=CALC_MAX_DIM, label=label, elem_id=f"calc_{name}")
+    low, high = FIELD_RANGES[name]
+    return Number(value, precision=0, minimum=low, maximum=high, label=label, elem_id=f"calc_{name}")
 
 
 def build() -> dict:

@@ -37,6 +37,17 @@ GiB = 2**30
 FIELD_CHOICES = {"ffn_type": ("gelu", "swiglu"), "norm": ("layernorm", "rmsnorm")}
 BOOL_FIELDS = ("tied_embeddings", "attn_bias", "qkv_bias", "mlp_bias", "qk_norm", "qk_norm_all", "sandwich_norm",
                "shared_expert_gate")
+# Every whole-number field's range as the UI takes it (a range from 0: 0 means derived, or none): one
+# source for the fields' first check, their number boxes and so their messages (d_model = 0 and
+# d_model = 1,000,001 named two different ranges). ModelSpec then checks what depends on other fields.
+FIELD_RANGES = {"vocab_size": (1, CALC_MAX_DIM), "d_model": (1, CALC_MAX_DIM), "n_layers": (1, CALC_MAX_LAYERS),
+                "n_heads": (1, CALC_MAX_HEADS), "n_kv_heads": (0, CALC_MAX_HEADS), "head_dim": (0, CALC_MAX_DIM),
+                "ffn_dim": (0, CALC_MAX_DIM), "learned_positions": (0, CALC_MAX_CONTEXT),
+                "n_experts": (0, CALC_MAX_EXPERTS), "top_k": (0, CALC_MAX_EXPERTS),
+                "n_shared_experts": (0, CALC_MAX_EXPERTS), "expert_dim": (0, CALC_MAX_DIM),
+                "first_dense_layers": (0, CALC_MAX_LAYERS), "kv_lora_rank": (0, CALC_MAX_DIM),
+                "q_lora_rank": (0, CALC_MAX_DIM), "qk_rope_head_dim": (0, CALC_MAX_DIM),
+                "qk_nope_head_dim": (0, CALC_MAX_DIM), "v_head_dim": (0, CALC_MAX_DIM)}
 
 
 @dataclass(frozen=True)
@@ -576,7 +587,7 @@ def spec_from_fields(values: dict, name: str = "custom") -> ModelSpec:
         elif field in BOOL_FIELDS:
             kwargs[field] = flag(field, value)
         else:
-            kwargs[field] = whole(field, value, 0, CALC_MAX_DIM)
+            kwargs[field] = whole(field, value, *FIELD_RANGES[field])
     kwargs["head_dim"] = kwargs["head_dim"] or None
     kwargs["n_kv_heads"] = kwargs["n_kv_heads"] or None
     return ModelSpec(name=name, **kwargs)

@@ -515,3 +515,16 @@ def test_a_context_past_learned_positions_is_refused():
         analyze(gpt2, RunSettings(seq_len=4096))
     assert analyze(gpt2, RunSettings(seq_len=1024)).params["total"] == 124_439_808
     assert fit_context(1024, 4096) == 1024 and fit_context(0, 10**6) == 10**6   # rotary: any context
+
+
+@pytest.mark.parametrize("field, low, high", [("d_model", 1, 1_000_000), ("n_layers", 1, 1_000),
+                                              ("n_heads", 1, 4_096), ("head_dim", 0, 1_000_000),
+                                              ("learned_positions", 0, 10_000_000), ("n_experts", 0, 1_024)])
+def test_a_field_names_one_range_below_it_and_above_it(field, low, high):
+    """Regression: d_model = 0 was "from 1 to 1000000" and d_model = 1,000,001 "from 0 to 1000000" (the
+    UI's fields were first checked against one range for all). Ranges as models/limits.py sets them."""
+    from models.calculator import fields_of, spec_from_fields
+    values = fields_of(PRESETS["GPT-2 (124M)"])
+    for bad in (low - 1, high + 1):
+        with pytest.raises(ValueError, match=f"{field} = {bad}: must be a whole number from {low} to {high}$"):
+            spec_from_fields({**values, field: bad})
