@@ -253,7 +253,7 @@ def relative_view(spec: RopeSpec, T: int = 64, max_distance: int = 4096, *, enco
     >>> v.scores.shape, v.spread < 1e-12
     (torch.Size([5, 5]), True)
     """
-    T = whole("pos_seq_len", T, 1, MAX_HEATMAP)
+    T = whole("pos_seq_len", T, 2, MAX_HEATMAP)          # (the slider's range: one token has no distance)
     choice("pos_encoding", encoding, ENCODINGS)
     device = resolve_device(device)
     with timed(device) as watch:

@@ -238,3 +238,14 @@ def test_helpers():
 def test_bad_input_gets_a_clear_message(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_the_relative_view_takes_the_range_its_slider_offers():
+    """Regression: T = 1 typed in the slider's box was drawn, and T = 257 said "from 1 to 256", while the
+    slider runs from 2 (one token has no distance to show)."""
+    import app
+    slider = next(c for c in app.demo.get_config_file()["components"] if c["props"].get("elem_id") == "pos_T")
+    assert (slider["props"]["minimum"], slider["props"]["maximum"]) == (2, 256)
+    for T in (1, 257):
+        with pytest.raises(ValueError, match=f"= {T}: must be a whole number from 2 to 256"):
+            relative_view(RopeSpec(head_dim=8), T=T, max_distance=10)
