@@ -21,15 +21,16 @@ ENDED = ("■", "✓")                 # how a status line that Stop or the run'
 
 
 def stopped(status: str | None, request: gr.Request = None) -> str:
-    """A long run's status line once Stop has ended it: said so first, what it showed last kept; a run
-    that had already ended keeps its line.
+    """A long run's status line once Stop has ended it: said so first, what it showed last kept (less a
+    closing "…": nothing more comes); a run that had already ended keeps its line.
 
-    >>> stopped("66 / 300 · cpu · 12 ms"), stopped("✓ Done · 300 / 300")
-    ('■ Stopped · 66 / 300 · cpu · 12 ms', '✓ Done · 300 / 300')
+    >>> stopped("66 / 300 · cpu · 12 ms"), stopped("cpu · 10.8 s …"), stopped("✓ Done · 300 / 300")
+    ('■ Stopped · 66 / 300 · cpu · 12 ms', '■ Stopped · cpu · 10.8 s', '✓ Done · 300 / 300')
     """
     if status and status.lstrip().startswith(ENDED):
         return status
     said = tr(lang_of(request), "run_stopped")
+    status = (status or "").removesuffix("…").rstrip()
     return f"■ {said} · {status}" if status else f"■ {said}"
 
 
@@ -44,9 +45,9 @@ def finished(status: str | None, request: gr.Request = None) -> str:
     return f"✓ {tr(lang_of(request), 'run_done')} · {status}"
 
 
-def says_done(run: Callable[..., Iterator[dict]]) -> Callable[..., Iterator[dict]]:
+def says_done(run: Callable[..., Iterator[dict]], status: str = "status") -> Callable[..., Iterator[dict]]:
     """``run``, a long run's generator of ``{output: value}`` items, with one more item once it has run to
-    its end: everything it last showed, its ``status`` said done (:func:`finished`). A run that Stop
+    its end: everything it last showed, its ``status`` output said done (:func:`finished`). A run that Stop
     cancels never gets there, so the two marks cannot both land (a listener on the run's success would
     fire after a cancel too: Gradio completes a cancelled event).
 
@@ -65,8 +66,8 @@ def says_done(run: Callable[..., Iterator[dict]]) -> Callable[..., Iterator[dict
         for item in run(*args, **kwargs):
             shown.update(item)
             yield item
-        if "status" in shown:
-            yield {**shown, "status": finished(shown["status"], request)}
+        if status in shown:
+            yield {**shown, status: finished(shown[status], request)}
     return ran
 
 

@@ -92,7 +92,7 @@ def test_cost_sweep_measures_and_names_the_backend(client):
     assert naive["y"] == [4 * (2 * 2 * T * T + 2 * T * 32) for T in (256, 512, 1024)]
     kv = plot_json(kv_plot)
     assert kv["data"][0]["x"][:3] == [8, 16, 32] and all(ms > 0 for ms in kv["data"][0]["y"])
-    assert "Tiny GPT, one cached decode step" in status and device.startswith(("cpu", "cuda"))
+    assert "Tiny GPT, one cached decode step" in status and device.startswith(("✓ Done · cpu", "✓ Done · cuda"))
 
 
 @pytest.mark.parametrize("changes,message", [

@@ -94,7 +94,8 @@ def test_measure_the_cost_then_stop_a_long_sweep(page, server_url, shot):
     page.get_by_role("option", name="1,024", exact=True).click()
     page.locator("#attn_measure").click()
     expect(page.locator("#attn_cost_status")).to_contain_text("SDPA ran", timeout=60_000)
-    expect(page.locator("#attn_cost_device :is(input, textarea)")).to_have_value(re.compile(r"\d s$"), timeout=60_000)   # ended
+    expect(page.locator("#attn_cost_device :is(input, textarea)")).to_have_value(re.compile(r"^✓ Done · .*\d s$"),
+                                                                             timeout=60_000)   # ended
     naive = page.locator("#attn_cost_plot .js-plotly-plot").evaluate(
         "g => g._fullData.filter(t => t.name.startsWith('naive') && t.xaxis === 'x')[0].x.length")
     assert naive == 3                                                  # T = 256, 512, 1024
@@ -108,7 +109,8 @@ def test_measure_the_cost_then_stop_a_long_sweep(page, server_url, shot):
     expect(page.locator("#attn_cost_device :is(input, textarea)")).to_have_value(re.compile(r"…$"), timeout=60_000)
     page.locator("#attn_stop").click()
     stopped = wait_until_still(page, "#attn_cost_device :is(input, textarea)", quiet_ms=4000)
-    assert stopped.endswith("…")                                       # stopped before the sweep's end
+    # Regression: the line kept its "…" after Stop, as if the sweep still ran, and nothing said it had stopped.
+    assert re.fullmatch(r"■ Stopped · .+ · [\d.]+ s", stopped), stopped     # before the sweep's end
 
 
 def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
