@@ -288,7 +288,7 @@ def _train_view() -> SimpleNamespace:
             ui.chars_plot = gr.Plot(label=t("moe_train_chars_plot"), elem_id="moe_train_chars")
             ui.device = device_line()
             explain("moe_train_explain")
-    run = ui.train.click(api_name="moe_train", show_progress="minimal", **HEAVY,
+    run = ui.train.click(api_name="moe_train", show_progress="hidden", **HEAVY,
                          **event(says_done(moe_train), ui, TRAIN_OUTPUTS))
     stop_button(ui.stop, run, ui.status)
     return ui

@@ -255,7 +255,7 @@ def build() -> dict:
            grads.seed.submit, grads.seed.blur], api_name="norm_gradients", trigger_mode="always_last",
           show_progress="hidden", **HEAVY, **event(norm_gradients, grads, ("grads_plot", "summary", "device")))
     sweep.click(api_name="norm_depth_sweep", **HEAVY, **event(norm_depth_sweep, grads, ("sweep_plot", "device")))
-    running = run.click(api_name="norm_train", show_progress="minimal", **HEAVY,
+    running = run.click(api_name="norm_train", show_progress="hidden", **HEAVY,
                         **event(says_done(norm_train), train, ("train_plot", "findings", "status")))
     stop_button(stop, running, train.status)
     draw_axes = event(norm_axes, axes, ("axes_plot", "axes_check", "axes_device"), show_progress="hidden")

@@ -108,7 +108,7 @@ def build() -> dict:
     outputs = ("overflow", "overflow_summary", "overflow_device")
     ui.scale.input(api_name="softmax_overflow", trigger_mode="always_last", show_progress="hidden",
                    **event(softmax_overflow, ui, outputs))
-    run = ui.run.click(api_name="stability_sweep", show_progress="minimal", **HEAVY,
+    run = ui.run.click(api_name="stability_sweep", show_progress="hidden", **HEAVY,
                        **event(says_done(stability_sweep), ui, ("final", "curves", "findings", "status")))
     stop_button(ui.stop, run, ui.status)
     return dict(show_progress="hidden", **event(first_draw, ui, (*outputs, "final", "curves")))

@@ -167,6 +167,17 @@ def test_no_state_with_a_change_listener_sits_in_a_tab():
     assert not listened & in_tabs(config["layout"])
 
 
+def test_a_long_run_shows_its_progress_in_its_own_status_line():
+    """Regression: a training whose settings were refused left Gradio's red "Error" marks over its figure
+    and its progress line until a run went through (Normalization, FFN & MoE, stability: "minimal"
+    progress). Every run that a Stop button cancels says how far it is in its own status line."""
+    dependencies = app.demo.get_config_file()["dependencies"]
+    stoppable = {i for d in dependencies for i in d["cancels"] or []}
+    assert len(stoppable) >= 8
+    assert {d["api_name"]: d["show_progress"] for d in dependencies if d["id"] in stoppable} == {
+        d["api_name"]: "hidden" for d in dependencies if d["id"] in stoppable}
+
+
 def test_events_that_show_no_progress_keep_their_status_on_the_first_block():
     """Gradio's page keeps a loading status per progress target (each output, by default) of every event it
     has run, and sets them all at every status message, finding each by a walk of the layout: each event cost

@@ -89,3 +89,18 @@ def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
     expect(page.locator(".toast-body").first).to_contain_text("必须能被 n_heads = 5 整除", timeout=30_000)   # in Chinese
     shot(page, "norms-zh")
     context.close()
+
+
+def test_a_refused_training_says_so_in_the_toast_alone(page, server_url):
+    """Regression: a refused learning rate left red "Error" labels over the training figure (on its
+    "Press 'Train the four models'" text) and over the progress line until a run went through."""
+    open_tab(page, server_url, "Normalization")
+    lr = page.locator("#norm_lr input")
+    lr.fill("-1")
+    lr.press("Enter")
+    page.locator("#norm_train").click()
+    expect(page.locator(".toast-body.error")).to_contain_text("learning rate", timeout=30_000)
+    page.locator(".toast-body.error [data-testid='toast-close']").click()
+    expect(page.locator(".toast-body")).to_have_count(0)
+    shown = "es => es.filter(e => e.checkVisibility({opacityProperty: true, visibilityProperty: true})).length"
+    assert page.locator("#norm_train_plot .error, #norm_train_status .error").evaluate_all(shown) == 0
