@@ -250,9 +250,15 @@ def play_start(view: dict, play: dict, request: gr.Request = None) -> dict:
     return {**start, "q_pos": q - back, "k_pos": k - back if tied else k}
 
 
-def llama31() -> dict:
-    """The Llama 3.1 button: its settings, and the extrapolation view."""
-    return {**LLAMA31, "view": "extrapolation"}
+def llama31(methods: Sequence[str] = METHODS) -> dict:
+    """The Llama 3.1 button: its settings, the extrapolation view, and its method among those compared
+    (with none ticked, the view had nothing to draw and the button left it so).
+
+    >>> llama31([])["methods"], llama31(["pi"])["methods"]
+    (['llama3'], ['pi', 'llama3'])
+    """
+    chosen = set(methods) if isinstance(methods, (list, tuple)) else set()
+    return {**LLAMA31, "view": "extrapolation", "methods": [m for m in METHODS if m in chosen or m == "llama3"]}
 
 
 def build() -> dict:
@@ -381,7 +387,7 @@ def build() -> dict:
     gr.on([ui.head_dim.submit, ui.head_dim.blur, ui.base.submit, ui.base.blur, ui.seed.submit, ui.seed.blur],
           api_visibility="private", **event(redraw, ui, REDRAW_OUTPUTS), **quiet)
     ui.llama31.click(api_visibility="private", show_progress="hidden",
-                     **event(llama31, ui, (*LLAMA31, "view"))).then(
+                     **event(llama31, ui, (*LLAMA31, "view", "methods"))).then(
         api_visibility="private", **event(draw, ui, DRAW_OUTPUTS), **quiet)
 
     # Play: the timer moves the positions; each frame redraws the rotate view.

@@ -169,6 +169,7 @@ Only $m-n$ is left: absolute positions go in, a relative position comes out, and
         "pos_err_inv_freq": "inv_freq has shape {shape}: it must be [D/2] = [{half}]",
         "pos_err_too_many": "{what} = {count} values is too many: at most {most}",
         "pos_err_methods": "methods {bad}: pick one or more of {choices}",
+        "pos_err_no_method": "tick at least one method to compare",
         "pos_err_too_long": "factor × L = {factor} × {L} is too long: the view draws distances up to twice that, "
                             "at most {most}",
         "term_pos_head_dim": "head dim d",
@@ -353,6 +354,7 @@ $$\langle f(q,m), f(k,n)\rangle = \mathrm{Re}\sum_i q^{(i)}\,\overline{k^{(i)}}\
         "pos_err_inv_freq": "inv_freq 的形状是 {shape}：必须是 [D/2] = [{half}]",
         "pos_err_too_many": "{what} = {count} 个值太多了：最多 {most} 个",
         "pos_err_methods": "方法 {bad}：请从 {choices} 中选一个或多个",
+        "pos_err_no_method": "请至少勾选一种要比较的方法",
         "pos_err_too_long": "factor × L = {factor} × {L} 太长了：这个视图要画到它的两倍距离，最多 {most}",
         "term_pos_head_dim": "头维度 d",
         "term_pos_diagram_dim": "示意图的 d",

@@ -423,9 +423,11 @@ def extrapolation_view(spec: RopeSpec, scaling: Llama3Scaling = Llama3Scaling(),
     """
     if not isinstance(methods, (list, tuple)) or not all(isinstance(m, str) for m in methods):
         raise InputError("pos_err_methods", bad=repr(methods)[:60], choices=", ".join(METHODS))
+    if not methods:                                      # (the boxes name them: no need to list the ids)
+        raise InputError("pos_err_no_method")
     bad = [m for m in methods if m not in METHODS]
-    if bad or not methods:
-        raise InputError("pos_err_methods", bad=bad or "[]", choices=", ".join(METHODS))
+    if bad:
+        raise InputError("pos_err_methods", bad=bad, choices=", ".join(METHODS))
     methods = [m for m in METHODS if m in methods]                           # the canonical order
     device = resolve_device(device)
     L = scaling.original_max_position

@@ -196,7 +196,7 @@ BAD = [
     ("/rope_extrapolation", dict(low_freq_factor=4, high_freq_factor=2),
      "high_freq_factor = 2 must be greater than low_freq_factor = 4"),
     ("/rope_extrapolation", dict(low_freq_factor=0), "low_freq_factor = 0: must be a number above 0"),
-    ("/rope_extrapolation", dict(methods=[]), "pick one or more"),
+    ("/rope_extrapolation", dict(methods=[]), "tick at least one method"),
     ("/rope_extrapolation", dict(methods=["yarn"]), "methods \\['yarn'\\]: pick one or more of original, pi"),
     ("/rope_extrapolation", dict(factor=1000, original_max_position=10**6), "too long"),
     ("/rope_extrapolation", dict(head_dim=2, methods=["ntk"]), "needs head dim d ≥ 4"),

@@ -4,7 +4,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import pushed_margins, wait_until_still
+from tests.conftest import message_shown, pushed_margins, wait_until_still
 
 pytestmark = pytest.mark.e2e
 
@@ -76,6 +76,17 @@ def test_rotate_play_and_conventions(page, server_url, shot):
     expect(page.locator("#pos_ext_table")).to_contain_text("nothing (base 500,000)", timeout=15_000)
     expect(page.locator(".toast-body")).to_have_count(0)
     shot(page, "extrapolation-en")
+    # Regression: with every method unticked, the Llama 3.1 button set its settings and left nothing to draw
+    # (the refusal came again, naming the methods by their ids).
+    for box in page.locator("#pos_methods input[type=checkbox]").all():
+        box.uncheck()
+    expect(message_shown(page, "tick at least one method to compare")).to_be_visible(timeout=15_000)
+    page.locator("#pos_llama31").click()
+    llama = page.locator("#pos_methods label").filter(has_text="Llama 3.1").locator("input")
+    expect(llama).to_be_checked(timeout=15_000)
+    expect(page.locator("#pos_methods input:checked")).to_have_count(1)
+    expect(page.locator(".toast-body")).to_have_count(0, timeout=15_000)
+    expect(page.locator("#pos_ext_table")).to_contain_text("Llama 3.1")
 
 
 def test_chinese_figures_and_a_clear_error(browser, server_url, shot):

@@ -223,7 +223,7 @@ def test_helpers():
     (lambda: relative_view(RopeSpec(), 8, encoding="alibi"), "encoding = 'alibi'"),
     (lambda: relative_view(RopeSpec(), 8, max_distance=0), "distance = 0"),
     (lambda: frequencies_view(RopeSpec(), train_len=0), "training context L = 0"),
-    (lambda: extrapolation_view(RopeSpec(), methods=[]), "pick one or more"),
+    (lambda: extrapolation_view(RopeSpec(), methods=[]), "tick at least one method"),
     (lambda: extrapolation_view(RopeSpec(), methods=["yarn"]), "methods \\['yarn'\\]"),
     (lambda: extrapolation_view(RopeSpec(), methods=None), "methods None: pick one or more"),
     (lambda: extrapolation_view(RopeSpec(), methods=True), "methods True: pick one or more"),
