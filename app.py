@@ -90,6 +90,9 @@ CSS = """
 /* A label naming a config key ("num_key_value_heads") breaks inside it rather than run out of a narrow field. */
 [data-testid="block-info"] { overflow-wrap: anywhere; }
 .mono textarea { font-family: ui-monospace, monospace; }
+/* A table's cells break between words: Gradio's prose breaks anywhere, which cut a column's header
+   mid-word ("metho|d" over a one-method extrapolation table at 1366 px). */
+.prose th, .prose td { overflow-wrap: break-word; word-break: normal; }
 .bpe-table table { font-size: 0.9em; }
 .bpe-table td, .bpe-table th { padding: 2px 10px; }
 /* The Tensors layout table: headers and shapes whole, the table scrolls sideways when narrow. */

@@ -87,6 +87,9 @@ def test_rotate_play_and_conventions(page, server_url, shot):
     expect(page.locator("#pos_methods input:checked")).to_have_count(1)
     expect(page.locator(".toast-body")).to_have_count(0, timeout=15_000)
     expect(page.locator("#pos_ext_table")).to_contain_text("Llama 3.1")
+    # Regression: Gradio's prose breaks anywhere: the narrow first column's header read "metho|d".
+    lines = "th => { const r = document.createRange(); r.selectNodeContents(th); return r.getClientRects().length; }"
+    assert page.locator("#pos_ext_table th").first.evaluate(lines) == 1
 
 
 def test_chinese_figures_and_a_clear_error(browser, server_url, shot):
