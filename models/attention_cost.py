@@ -29,6 +29,7 @@ mask), several devices.
 """
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from dataclasses import dataclass, replace
@@ -117,6 +118,9 @@ def measure_peak(fn: Callable[[], object], device: torch.device) -> tuple[object
     """
     from torch.profiler import ProfilerActivity, profile
 
+    # Kineto (the profiler's backend) logs two lines per profile at its highest level, "USDT": ~44 lines of
+    # the server's log per measurement. Level 6 is above every level; read when the profiler starts.
+    os.environ.setdefault("KINETO_LOG_LEVEL", "6")
     start = time.perf_counter()
     if device.type == "cuda":
         wait_for(device)

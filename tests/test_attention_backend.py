@@ -261,3 +261,19 @@ def test_mistral_cache_is_flat_after_the_window():
     rows = cost.mistral_window_cache([2048, 4096, 8192, 32768])
     assert [full for _, full, _ in rows] == [2048 * 131072 // 1, 4096 * 131072, 8192 * 131072, 32768 * 131072]
     assert [window for _, _, window in rows] == [2048 * 131072] + [4096 * 131072] * 3
+
+
+def test_a_measurement_writes_nothing_to_the_log():
+    """Regression: each profile wrote two lines of Kineto's ("USDT: ... profiler_start", "... profiler_stop")
+    to stderr: ~44 lines of the server's log per cost sweep. Run where nothing set Kineto's level."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+    code = ("import torch; from models import attention_cost as c; "
+            "c.measure_peak(lambda: torch.ones(8), torch.device('cpu'))")
+    env = {k: v for k, v in os.environ.items() if k != "KINETO_LOG_LEVEL"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "profiler_start" not in out.stderr and "USDT" not in out.stderr, out.stderr[-2000:]
