@@ -111,7 +111,7 @@ def moe_route(tokens: dict, layer: dict, router: dict, request: gr.Request = Non
                                          ex.kept_load.tolist(), ex.dropped_load.tolist(), ex.balanced_load, ex.capacity,
                                          spec.num_shared, ex.shared_weight.tolist(), lang),
             "flow_plot": flow_figure(ex.flows().tolist(), ex.kept_slots.tolist(), ex.routed_norm.tolist(), ex.dropped,
-                                     ex.assignments, lang),
+                                     ex.assignments, lang, tokens=ex.labels),
             "loss_plot": loss_figure(ex.aux_loss, ex.z_loss, spec.num_experts, spec.top_k, counts, lang),
             "summary": summary, "device": str(ex.timing)}
 

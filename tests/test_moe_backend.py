@@ -723,3 +723,18 @@ def test_the_aux_panel_draws_both_lines_its_title_names():
     assert dotted == [2, 8]                                            # k, E
     low, high = fig.layout.yaxis2.range
     assert low <= 2 and 8 < high
+
+
+def test_the_flow_figure_names_its_tokens_as_the_routing_figure_does():
+    """Regression: the routed-output bars beside the Sankey were numbered 0, 2, 4, … where the routing
+    figure above names each token ("The", "cat", …)."""
+    from models.moe_explore import RouteSpec, explore_routing, split_tokens
+    from viz.moe import flow_figure, routing_figure
+
+    ex = explore_routing(split_tokens("The cat sat on the mat"), RouteSpec(num_experts=8, top_k=2), n_random=1)
+    routing = routing_figure(ex.labels, ex.probs.tolist(), ex.topk_idx.tolist(), ex.kept.tolist(), ex.load.tolist(),
+                             ex.kept_load.tolist(), ex.dropped_load.tolist(), ex.balanced_load, ex.capacity, 0)
+    flow = flow_figure(ex.flows().tolist(), ex.kept_slots.tolist(), ex.routed_norm.tolist(), ex.dropped,
+                       ex.assignments, tokens=ex.labels)
+    assert list(flow.layout.xaxis.ticktext) == list(routing.layout.xaxis.ticktext) == ex.labels
+    assert list(flow.layout.xaxis.tickvals) == list(range(len(ex.labels))) == list(flow.data[1].x)

@@ -189,11 +189,12 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
 
 
 def flow_figure(flows: list[list[int]], kept_slots: list[int], routed_norm: list[float], dropped: int,
-                assignments: int, lang: str = "en") -> go.Figure:
+                assignments: int, lang: str = "en", *, tokens: list[str] | None = None) -> go.Figure:
     """A Sankey from choice rank to expert (or to "dropped: residual only"), and per token the size of
     the routed output: zero for a token whose every slot was dropped. ``flows[rank][e]`` counts the
     assignments (:meth:`models.moe_explore.RouteExploration.flows`), column ``E`` the dropped ones;
-    ``kept_slots[t]`` how many of its choices token ``t`` kept (colours its bar)."""
+    ``kept_slots[t]`` how many of its choices token ``t`` kept (colours its bar); ``tokens`` name the bars,
+    as the routing figure names them (their positions without)."""
     k, num_experts = len(flows), len(flows[0]) - 1 if flows else 0
     # The right column lists the experts that take an assignment, in order, then "dropped" if any: Plotly
     # draws no node without a link and reads x and y by position among the nodes it draws, so an empty
@@ -230,8 +231,11 @@ def flow_figure(flows: list[list[int]], kept_slots: list[int], routed_norm: list
                        "color": ["rgba(220,38,38,0.45)" if t == residual else "rgba(79,70,229,0.25)"
                                  for (_, t), _ in links]}}
     color = [INDIGO if n == k else (ORANGE if n else NAN_COLOR) for n in kept_slots]
-    bars = {"type": "bar", "x": list(range(len(routed_norm))), "y": finite(routed_norm), "marker": {"color": color},
-            "showlegend": False, "hovertemplate": "token %{x}: %{y:.3f}<extra></extra>", **axis_ref(0)}
+    N = len(routed_norm)
+    token_names = list(tokens) if tokens is not None else [str(t) for t in range(N)]
+    bars = {"type": "bar", "x": list(range(N)), "y": finite(routed_norm), "marker": {"color": color},
+            "customdata": token_names, "showlegend": False, "hovertemplate": "%{customdata}: %{y:.3f}<extra></extra>",
+            **axis_ref(0)}
     legend = [{"type": "bar", "x": [None], "y": [None], "name": tr(lang, f"moe_fig_{key}", k=k),
                "marker": {"color": c}, **axis_ref(0)}
               for key, c in (("slots_all", INDIGO), ("slots_some", ORANGE))]
@@ -239,8 +243,11 @@ def flow_figure(flows: list[list[int]], kept_slots: list[int], routed_norm: list
     legend.append({"type": "scatter", "mode": "markers", "x": nothing_kept, "y": [0] * len(nothing_kept),
                    "name": tr(lang, "moe_fig_slots_none"), "marker": {"symbol": "x-thin", "size": 9, "color": NAN_COLOR,
                                                                      "line": {"width": 2.5, "color": NAN_COLOR}},
-                   "cliponaxis": False, "hovertemplate": "token %{x}: y = 0<extra></extra>", **axis_ref(0)})
-    layout = {"xaxis": {"domain": [0.56, 1.0], "anchor": "y", "title": {"text": tr(lang, "moe_fig_token")}},
+                   "cliponaxis": False, "customdata": [token_names[t] for t in nothing_kept],
+                   "hovertemplate": "%{customdata}: y = 0<extra></extra>", **axis_ref(0)})
+    layout = {"xaxis": {"domain": [0.56, 1.0], "anchor": "y", "title": {"text": tr(lang, "moe_fig_token")},
+                        "tickmode": "array", "tickvals": list(range(N)), "ticktext": [_short(s) for s in token_names],
+                        "tickangle": -60, "showticklabels": N <= 80, "range": [-0.5, N - 0.5]},
               "yaxis": {"anchor": "x", "title": {"text": tr(lang, "moe_fig_routed_norm")}, "rangemode": "tozero"}}
     title = tr(lang, "moe_fig_flow_title", dropped=dropped, total=assignments)
     return figure([sankey, bars, *legend], _with_legend_below(layout, height=height, title=title))
