@@ -202,7 +202,7 @@ def build() -> dict:
             grads.grads_plot = gr.Plot(label=t("norm_grads_plot"), elem_id="norm_grads_plot")
             grads.summary = gr.Markdown(elem_id="norm_summary")
             grads.sweep_plot = gr.Plot(label=t("norm_sweep_plot"), elem_id="norm_sweep_plot")
-            grads.device = device_line()
+            grads.device = device_line("norm_grads_device")
 
     gr.Markdown(t("norm_train_heading"))
     gr.Markdown(t("norm_train_intro"))

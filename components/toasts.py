@@ -94,12 +94,13 @@ TOAST_JS = """
   };
   // A slider's box clamps a typed 99 to its maximum when it loses focus and sends nothing: send the
   // clamped value, and close the errors about what was typed (the box no longer holds it).
-  const typing = new WeakMap();                      // number box -> when its typing began
+  const typing = new WeakMap();                      // number box or slider -> when its typing or drag began
   document.addEventListener("focusout", (e) => {
     const box = e.target;
-    if (!(box instanceof HTMLInputElement) || box.type !== "number") return;
+    if (!(box instanceof HTMLInputElement) || !["number", "range"].includes(box.type)) return;
     const before = box.value, since = typing.get(box);
     typing.delete(box);
+    if (box.type !== "number") return;               // (only a number box clamps)
     setTimeout(() => {
       if (!box.isConnected || box.value === before) return;
       if (since !== undefined) closeFrom(since);
@@ -130,16 +131,22 @@ TOAST_JS = """
     began.delete(e.target);
     if (!e.target.closest?.(".toast-wrap")) closeBefore(start);
   }, true);
+  // Another action ends the typing or the drag: an error that comes after it is about that action (a
+  // Train refused), not about steps queued behind the control's request, and nothing is resent for it.
+  const act = () => {
+    if (timer === null) typed = null;
+    closeBefore(performance.now());
+  };
   document.addEventListener("click", (e) => {
     const control = e.target.closest?.("button, [role='tab']");
-    if (control && !e.target.closest(".toast-wrap")) closeBefore(performance.now());
+    if (control && !e.target.closest(".toast-wrap")) act();
   }, true);
   // A dropdown's choice fires no DOM change: the press on its option, or Enter in its box, is the action.
   document.addEventListener("pointerdown", (e) => {
-    if (e.target.closest?.("[role='option']")) closeBefore(performance.now());
+    if (e.target.closest?.("[role='option']")) act();
   }, true);
   document.addEventListener("keydown", (e) => {
-    if (e.key === "Enter" && e.target.getAttribute?.("role") === "combobox") closeBefore(performance.now());
+    if (e.key === "Enter" && e.target.getAttribute?.("role") === "combobox") act();
   }, true);
 }
 """ % json.dumps(_TITLES, ensure_ascii=False)

@@ -2,6 +2,7 @@
 closed by the learner's next action, and only by it. Without the page script Gradio titles every toast
 "Error", stacks each new message under the old, and keeps the error up for 10 s after a good value has
 been drawn."""
+import re
 import time
 
 import pytest
@@ -135,13 +136,13 @@ def test_a_link_value_refused_twice_is_said_once(page, server_url):
 
 
 def test_a_slider_dragged_past_a_refused_value_draws_where_it_stops(page, server_url, monkeypatch):
-    """Regression: with d_model = 128, moving the heads slider from 4 to 8 by keyboard sent 6 (refused: it
-    does not divide 128), queued 8 behind it, and Gradio dropped 8 when 6 failed: the slider read 8 under
-    an error about 6, and the figure stayed at 4 heads. The page script sends the slider's value again
+    """Regression: with d_model = 128, moving the heads slider from 4 to 8 by keyboard sent 5 (refused: it
+    does not divide 128), queued 8 behind it, and Gradio dropped 8 when 5 failed: the slider read 8 under
+    an error about 5, and the figure stayed at 4 heads. The page script sends the slider's value again
     (components/toasts.py). Each request is slowed by 0.5 s, so that the later keys always queue."""
     from components import norms
     open_norms(page, server_url, "norm_heads")
-    expect(page.locator("#norm_summary")).not_to_be_empty(timeout=60_000)      # the first gradients are in
+    gradients_drawn(page)
     heads, check = [], norms._stack_args
 
     def slowly(**stack):
@@ -158,3 +159,29 @@ def test_a_slider_dragged_past_a_refused_value_draws_where_it_stops(page, server
         time.sleep(0.1)
     assert heads[0] != 8 and heads[-1] == 8, heads                   # a refused value went first; 8 was sent
     expect(page.locator(".toast-body.error")).to_have_count(0, timeout=10_000)
+
+
+
+def gradients_drawn(page) -> None:
+    """Wait until the first gradients' run has ended (its device line no longer ends in "…"): a key pressed
+    while it runs waits behind it, and only the last value would be sent."""
+    expect(page.locator("#norm_grads_device :is(input, textarea)")).to_have_value(re.compile(r"[^…\s]$"),
+                                                                              timeout=60_000)
+
+
+def test_a_run_refused_after_a_drag_keeps_its_error(page, server_url):
+    """Regression: a slider stepped twice (queued steps, by the page script's count), then Train refused
+    (learning rate -1): the script took the error for one about a value queued behind the slider's request,
+    closed it within 0.4 s and sent the slider again. The refusal of a run is said by its toast alone."""
+    open_norms(page, server_url, "norm_layers")
+    gradients_drawn(page)
+    lr = page.locator("#norm_lr input")
+    lr.fill("-1")
+    page.locator("#norm_steps input[type=range]").focus()
+    page.keyboard.press("ArrowLeft")                                # the training's steps: no event of their own
+    page.keyboard.press("ArrowLeft")
+    page.locator("#norm_train").click()
+    toast = page.locator(".toast-body.error")
+    expect(toast).to_contain_text("learning rate", timeout=30_000)
+    page.wait_for_timeout(1_500)                                    # the script's resend, had it come (0.4 s)
+    expect(toast).to_be_visible()
