@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import threading
 import time
 
 import gradio as gr
@@ -123,6 +124,7 @@ THEME = gr.themes.Soft(font=["Inter", "ui-sans-serif", "system-ui", "WenQuanYi M
 # show_error: Gradio sends str(exception), never a traceback; a wrong-typed API value then says
 # "Expected a `float`, but the value passed ... was 'abc'" instead of a generic failure.
 WARM_UP_AFTER_S = 1.0
+FORKSERVER_WAIT_S = 60.0                         # warm_up waits this long at most for the forkserver's imports
 # js: error toasts show the newest message under a translated title (components/toasts.py).
 LAUNCH_KWARGS = dict(i18n=i18n, theme=THEME, css=CSS, js=TOAST_JS, max_file_size="1mb", show_error=True,
                      footer_links=["api", "gradio", "settings"])
@@ -152,7 +154,11 @@ def warm_up() -> None:
     load_cl100k()                                # GPT-4's ranks, parsed once
     split_text("warm up", "gpt4")                # imports `regex` and compiles the split patterns
     if worker.uses_processes():
-        worker.await_forkserver()                # its own imports done: the first run starts at once
+        # The forkserver's own imports, which the first run would wait on. In a thread, for at most
+        # FORKSERVER_WAIT_S: one that fails says so there (and at the first run), and the app serves on.
+        ready = threading.Thread(target=worker.await_forkserver, name="await-forkserver", daemon=True)
+        ready.start()
+        ready.join(timeout=FORKSERVER_WAIT_S)
     gc.collect()
     gc.freeze()
     print(f"Warmed up: {gc.get_freeze_count():,} objects frozen out of the garbage collector's view", flush=True)

@@ -52,6 +52,15 @@ def test_warm_up_imports_every_model_and_freezes_what_is_loaded():
         assert float(out.stdout.split("forkserver CPU ")[1].split()[0]) < 0.5, out.stdout
 
 
+def test_warm_up_goes_on_when_the_forkserver_fails():
+    """warm_up runs in the main thread before ``block_thread``: an error there would end the app (its
+    server thread is a daemon). A forkserver that fails is said in its thread, and the app serves on."""
+    code = "import app; from components import worker; worker.await_forkserver = lambda: 1 / 0; app.warm_up()"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.startswith("Warmed up: "), out.stderr[-2000:]
+    assert "ZeroDivisionError" in out.stderr
+
+
 def test_a_new_session_searches_for_no_module():
     """Gradio builds every block's config for each new session (and each page load) on the event loop,
     and tries optional imports there: `import bokeh` per plot, `import IPython` (its Colab check).
