@@ -1,6 +1,7 @@
 """The tokenizer tab in a real browser (Debian Chromium): train, step, play, retrain, type, upload."""
 import functools
 import re
+import threading
 import time
 
 import pytest
@@ -162,26 +163,25 @@ def test_pasted_training_text_becomes_the_corpus(page, server_url):
 
 def test_a_file_uploaded_while_a_training_runs_trains_after_it(page, server_url, monkeypatch, tmp_path):
     """Regression: a file uploaded while Train ran started a second training beside the first (a separate
-    event): both streamed into the same status and figures, and whichever ended last was shown. The
-    training runs in a thread of this process behind ten progress items 0.3 s apart (a slow machine's),
-    so that the upload always lands during it."""
+    event): both streamed into the same status and figures, and whichever ended last was shown. The first
+    training runs in a thread of this process and is held, progress every 0.3 s, until the file has been
+    read, so that the upload always lands during it."""
     from components import bpe, worker
     open_tab(page, server_url)
     expect(page.locator(CARD)).to_contain_text("Merge 1 of 400", timeout=30_000)
     monkeypatch.setattr(worker, "uses_processes", lambda: False)
-    runs, job = [], bpe._trained                # (bytes, "started" | "ended"), in order
+    runs, job, read = [], bpe._trained, threading.Event()           # runs: (bytes, "started" | "ended")
 
     @functools.wraps(job)                       # a job is named after its function
-    def slow(text, *args):
+    def held(text, *args):
         runs.append((len(text.encode()), "started"))
         try:
-            for _ in range(10):
-                time.sleep(0.3)
+            while len(runs) == 1 and not read.wait(0.3):               # the first, until the file is read
                 yield 0
             yield from job(text, *args)
         finally:
             runs.append((len(text.encode()), "ended"))
-    monkeypatch.setattr(bpe, "_trained", slow)
+    monkeypatch.setattr(bpe, "_trained", held)
 
     page.locator("#bpe_train").click()
     status = page.locator("#bpe_status")
@@ -189,12 +189,12 @@ def test_a_file_uploaded_while_a_training_runs_trains_after_it(page, server_url,
     upload = tmp_path / "words.txt"
     upload.write_text("low lower lowest newer " * 50)                  # 1,150 bytes
     page.locator("#bpe_upload input[type=file]").set_input_files(str(upload))
+    expect(page.locator("#bpe_corpus input[value=custom]")).to_be_checked(timeout=30_000)   # the file is read
+    page.wait_for_timeout(500)                  # a training the file started beside the first would start now
+    read.set()
     expect(status).to_contain_text("on 1,150 bytes", timeout=60_000)
     deadline = time.monotonic() + 30
     while len(runs) < 4 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert runs == [(99_979, "started"), (99_979, "ended"), (1_150, "started"), (1_150, "ended")]
-    expect(page.locator("#bpe_corpus input[value=custom]")).to_be_checked()
-    page.wait_for_timeout(500)                  # nothing else comes: the file's training is the last
-    assert len(runs) == 4
     expect(status).to_contain_text("on 1,150 bytes")
