@@ -115,3 +115,15 @@ def test_gpu_lines_say_they_are_drawn_at_90_percent_and_the_legend_clears_the_ax
     assert notes == ["1 × 80 GiB GPU at 90% usable = 72.0 GiB", "2 × 80 GiB GPU at 90% usable = 144.0 GiB"]
     legend = plot_json(out["params"])["layout"]["legend"]
     assert legend["yanchor"] == "bottom" and legend["y"] >= 1                 # above the plot, the title below
+
+
+def test_each_number_box_offers_the_range_its_field_takes():
+    """The calculator's boxes were all 0 to 1,000,000 whatever the field (the learned positions' table
+    takes 10,000,000; d_model starts at 1): each now reads models.calculator.FIELD_RANGES."""
+    import app
+    from models.calculator import FIELD_RANGES
+    boxes = {c["props"]["elem_id"]: (c["props"]["minimum"], c["props"]["maximum"])
+             for c in app.demo.get_config_file()["components"] if c["type"] == "number"
+             and str(c["props"].get("elem_id")).removeprefix("calc_") in FIELD_RANGES}
+    assert boxes == {f"calc_{name}": tuple(bounds) for name, bounds in FIELD_RANGES.items()}
+    assert boxes["calc_learned_positions"] == (0, 10_000_000) and boxes["calc_d_model"] == (1, 1_000_000)

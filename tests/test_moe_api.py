@@ -106,6 +106,9 @@ def test_route_is_consistent_and_sums_up(client):
     _, kept_bars, _ = traces(routing, "bar")                        # shared (none here), processed, dropped
     assert sum(kept_bars["x"]) == N * 2
     assert "dropped **0**" in summary and "aux loss" in summary
+    # The flow's bars name their tokens as the routing figure does (they were numbered 0, 2, 4, …).
+    ticks = [plot_json(fig)["layout"]["xaxis"]["ticktext"] for fig in (routing, flow)]
+    assert ticks[0] == ticks[1] == ROUTE["text"].split()
     # "the" and "sat" come twice: same vector, same experts
     words = ROUTE["text"].split()
     picks = {t: sorted(e for x, e in zip(chosen["x"], chosen["y"]) if x == t) for t in range(N)}

@@ -174,9 +174,8 @@ def routing_figure(labels: list[str], probs: list[list[float]], topk_idx: list[l
     row_axis = {"range": [S + E - 0.5, -0.5], "tickmode": "array", "tickvals": list(range(S + E)), "ticktext": rows,
                 "showticklabels": S + E <= 40, "showgrid": False, "zeroline": False}
     layout = subplot_row(["", ""], spacing=0.1)
-    layout["xaxis"].update(domain=[0, 0.62], title={"text": tr(lang, "moe_fig_token")}, tickmode="array",
-                           tickvals=list(range(N)), ticktext=[_short(s) for s in labels], tickangle=-60,
-                           showticklabels=N <= 80, range=[-0.5, N - 0.5], showgrid=False, zeroline=False)
+    layout["xaxis"].update(domain=[0, 0.62], title={"text": tr(lang, "moe_fig_token")}, **_token_axis(labels),
+                           showgrid=False, zeroline=False)
     layout["yaxis"].update(row_axis, title={"text": tr(lang, "moe_fig_expert")})
     layout["xaxis2"].update(domain=[0.72, 1.0], title={"text": tr(lang, "moe_fig_load")}, rangemode="nonnegative")
     layout["yaxis2"].update(row_axis, side="right", automargin=True)      # clear of the colorbar's ticks
@@ -246,8 +245,7 @@ def flow_figure(flows: list[list[int]], kept_slots: list[int], routed_norm: list
                    "cliponaxis": False, "customdata": [token_names[t] for t in nothing_kept],
                    "hovertemplate": "%{customdata}: y = 0<extra></extra>", **axis_ref(0)})
     layout = {"xaxis": {"domain": [0.56, 1.0], "anchor": "y", "title": {"text": tr(lang, "moe_fig_token")},
-                        "tickmode": "array", "tickvals": list(range(N)), "ticktext": [_short(s) for s in token_names],
-                        "tickangle": -60, "showticklabels": N <= 80, "range": [-0.5, N - 0.5]},
+                        **_token_axis(token_names)},
               "yaxis": {"anchor": "x", "title": {"text": tr(lang, "moe_fig_routed_norm")}, "rangemode": "tozero"}}
     title = tr(lang, "moe_fig_flow_title", dropped=dropped, total=assignments)
     return figure([sankey, bars, *legend], _with_legend_below(layout, height=height, title=title))
@@ -295,6 +293,17 @@ def loss_figure(aux: float, z: float, num_experts: int, top_k: int, counts: dict
 
 def _short(label: str, width: int = 8) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
+
+
+def _token_axis(labels: list[str]) -> dict:
+    """An x axis of one tick per token, named (cut to 8 characters), while there are at most 80.
+
+    >>> _token_axis(["The", "tokenization"])["ticktext"]
+    ['The', 'tokeniz…']
+    """
+    n = len(labels)
+    return {"tickmode": "array", "tickvals": list(range(n)), "ticktext": [_short(s) for s in labels],
+            "tickangle": -60, "showticklabels": n <= 80, "range": [-0.5, n - 0.5]}
 
 
 # --------------------------------------------------------------------------- training view
