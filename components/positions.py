@@ -251,8 +251,8 @@ def play_start(view: dict, play: dict, request: gr.Request = None) -> dict:
 
 
 def llama31(methods: Sequence[str] = METHODS) -> dict:
-    """The Llama 3.1 button: its settings, the extrapolation view, and its method among those compared
-    (with none ticked, the view had nothing to draw and the button left it so).
+    """The Llama 3.1 button: its settings, the extrapolation view, and its method added to those compared
+    (so that the view always has it to draw, none ticked before included).
 
     >>> llama31([])["methods"], llama31(["pi"])["methods"]
     (['llama3'], ['pi', 'llama3'])

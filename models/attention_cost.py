@@ -119,7 +119,9 @@ def measure_peak(fn: Callable[[], object], device: torch.device) -> tuple[object
     from torch.profiler import ProfilerActivity, profile
 
     # Kineto (the profiler's backend) logs two lines per profile at its highest level, "USDT": ~44 lines of
-    # the server's log per measurement. Level 6 is above every level; read when the profiler starts.
+    # the server's log per measurement. Level 6 is above every level, so its errors go unsaid too (a failed
+    # profile reads as no peak: the result's own size is used). Kineto reads it at its first profile in a
+    # process (each job's process is new).
     os.environ.setdefault("KINETO_LOG_LEVEL", "6")
     start = time.perf_counter()
     if device.type == "cuda":

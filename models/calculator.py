@@ -38,8 +38,8 @@ FIELD_CHOICES = {"ffn_type": ("gelu", "swiglu"), "norm": ("layernorm", "rmsnorm"
 BOOL_FIELDS = ("tied_embeddings", "attn_bias", "qkv_bias", "mlp_bias", "qk_norm", "qk_norm_all", "sandwich_norm",
                "shared_expert_gate")
 # Every whole-number field's range as the UI takes it (a range from 0: 0 means derived, or none): one
-# source for the fields' first check, their number boxes and so their messages (d_model = 0 and
-# d_model = 1,000,001 named two different ranges). ModelSpec then checks what depends on other fields.
+# source for the fields' first check, their number boxes and so their messages, which name one range
+# below and above it. ModelSpec then checks what depends on other fields.
 FIELD_RANGES = {"vocab_size": (1, CALC_MAX_DIM), "d_model": (1, CALC_MAX_DIM), "n_layers": (1, CALC_MAX_LAYERS),
                 "n_heads": (1, CALC_MAX_HEADS), "n_kv_heads": (0, CALC_MAX_HEADS), "head_dim": (0, CALC_MAX_DIM),
                 "ffn_dim": (0, CALC_MAX_DIM), "learned_positions": (0, CALC_MAX_CONTEXT),

@@ -253,7 +253,7 @@ def relative_view(spec: RopeSpec, T: int = 64, max_distance: int = 4096, *, enco
     >>> v.scores.shape, v.spread < 1e-12
     (torch.Size([5, 5]), True)
     """
-    T = whole("pos_seq_len", T, 2, MAX_HEATMAP)          # (the slider's range: one token has no distance)
+    T = whole("pos_seq_len", T, 2, MAX_HEATMAP)          # two tokens at least: one has no distance to show
     choice("pos_encoding", encoding, ENCODINGS)
     device = resolve_device(device)
     with timed(device) as watch:
@@ -423,7 +423,7 @@ def extrapolation_view(spec: RopeSpec, scaling: Llama3Scaling = Llama3Scaling(),
     """
     if not isinstance(methods, (list, tuple)) or not all(isinstance(m, str) for m in methods):
         raise InputError("pos_err_methods", bad=repr(methods)[:60], choices=", ".join(METHODS))
-    if not methods:                                      # (the boxes name them: no need to list the ids)
+    if not methods:                                      # nothing to compare (a message without the ids)
         raise InputError("pos_err_no_method")
     bad = [m for m in methods if m not in METHODS]
     if bad:
