@@ -90,10 +90,8 @@ class ModelSpec:
 
     def __post_init__(self):
         check = whole                                              # InputError: the field, its value, its range
-        check("vocab_size", self.vocab_size, 1, CALC_MAX_DIM)
-        check("d_model", self.d_model, 1, CALC_MAX_DIM)
-        check("n_layers", self.n_layers, 1, CALC_MAX_LAYERS)
-        check("n_heads", self.n_heads, 1, CALC_MAX_HEADS)
+        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "learned_positions", "n_experts"):
+            check(name, getattr(self, name), *FIELD_RANGES[name])         # as the UI's fields take them
         check("n_kv_heads", self.kv_heads, 1, self.n_heads)
         divides("n_kv_heads", self.kv_heads, "n_heads", self.n_heads)
         if self.head_dim is None and self.d_model % self.n_heads:
@@ -102,8 +100,6 @@ class ModelSpec:
         check("ffn_dim", self.ffn, 1, CALC_MAX_DIM)
         choice("ffn_type", self.ffn_type, FIELD_CHOICES["ffn_type"])
         choice("norm", self.norm, FIELD_CHOICES["norm"])
-        check("learned_positions", self.learned_positions, 0, CALC_MAX_CONTEXT)
-        check("n_experts", self.n_experts, 0, CALC_MAX_EXPERTS)
         if self.is_moe:
             check("top_k", self.top_k, 1, self.n_experts)
             check("expert_dim", self.expert_ffn, 1, CALC_MAX_DIM)
