@@ -139,7 +139,8 @@ def test_a_slider_dragged_past_a_refused_value_draws_where_it_stops(page, server
     """Regression: with d_model = 128, moving the heads slider from 4 to 8 by keyboard sent 5 (refused: it
     does not divide 128), queued 8 behind it, and Gradio dropped 8 when 5 failed: the slider read 8 under
     an error about 5, and the figure stayed at 4 heads. The page script sends the slider's value again
-    (components/toasts.py). Each request is slowed by 0.5 s, so that the later keys always queue."""
+    (components/toasts.py). Each request is held 1 s, and the later keys are pressed once 5 has reached the
+    server, so that they always queue behind it."""
     from components import norms
     open_norms(page, server_url, "norm_heads")
     gradients_drawn(page)
@@ -147,17 +148,21 @@ def test_a_slider_dragged_past_a_refused_value_draws_where_it_stops(page, server
 
     def slowly(**stack):
         heads.append(stack["n_heads"])
-        time.sleep(0.5)
+        time.sleep(1.0)
         return check(**stack)
     monkeypatch.setattr(norms, "_stack_args", slowly)
     page.locator("#norm_heads input[type=range]").focus()
-    for _ in range(4):
+    page.keyboard.press("ArrowRight")
+    deadline = time.monotonic() + 30
+    while not heads and time.monotonic() < deadline:                # (behind a run still ending, it waits)
+        time.sleep(0.02)
+    for _ in range(3):
         page.keyboard.press("ArrowRight")
     expect(page.locator("#norm_heads input[type=number]")).to_have_value("8")
     deadline = time.monotonic() + 30
     while heads[-1:] != [8] and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert heads[0] != 8 and heads[-1] == 8, heads                   # a refused value went first; 8 was sent
+    assert heads[0] == 5 and heads[-1] == 8, heads                   # 5 was refused first; 8 was sent
     expect(page.locator(".toast-body.error")).to_have_count(0, timeout=10_000)
 
 
