@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, device_line, explain, low_priority
+from components.common import HEAVY, device_line, explain, finished, low_priority, stop_button
 from components.i18n import lang_of, t
 from components.widgets import Radio, Slider, StepButton
 from components.wiring import event, grouped
@@ -374,6 +374,8 @@ def _training(corpus: dict, view: dict, lang: str, *, background: bool = True) -
     k = min(k or 1, m)
     views = _views(session, k, your_text, word, lang)
     device = tr(lang, "bpe_device_trained", training=str(trace.timing), cl_ms=f"{cl_ms:,.0f}", view=views["device"])
+    # Said done first, as every long run's last status: Stop leaves it, and marks a progress line stopped.
+    status = finished(status, lang=lang)
     yield {"state": session, "status": status, "step": gr.Slider(maximum=max(m, 1), value=k), "table": table,
            "download": download, **views, "device": device} | _text_update(source, corpus["text"], text)
 
@@ -482,7 +484,7 @@ def build() -> dict:
     # No progress on the outputs: a refused file would leave a red "Error" over the corpus and its text,
     # covering the radios, until the page was reloaded (the toast says what was wrong).
     ui.upload.upload(**event(read_upload, ui, ("text", "corpus", "uploads")), **private)
-    ui.stop.click(None, None, None, cancels=[trained])
+    stop_button(ui.stop, trained, ui.status)
 
     gr.on([ui.step.input], trigger_mode="always_last",                        # follows a drag and a typed number
           **event(fit_step, ui, ("step",)), **private).then(api_name="bpe_step", **event(show_step, ui, VIEW), **quiet)

@@ -34,15 +34,15 @@ def stopped(status: str | None, request: gr.Request = None) -> str:
     return f"■ {said} · {status}" if status else f"■ {said}"
 
 
-def finished(status: str | None, request: gr.Request = None) -> str:
-    """A long run's status line once it has run to its end, said so first.
+def finished(status: str | None, request: gr.Request = None, *, lang: str | None = None) -> str:
+    """A long run's status line once it has run to its end, said so first (in ``lang``, or the request's).
 
-    >>> finished("300 / 300 · cpu · 12 ms")
-    '✓ Done · 300 / 300 · cpu · 12 ms'
+    >>> finished("300 / 300 · cpu · 12 ms"), finished("训练了 400 次合并", lang="zh-CN")
+    ('✓ Done · 300 / 300 · cpu · 12 ms', '✓ 已完成 · 训练了 400 次合并')
     """
     if not status or status.lstrip().startswith(ENDED):
         return status or ""
-    return f"✓ {tr(lang_of(request), 'run_done')} · {status}"
+    return f"✓ {tr(lang or lang_of(request), 'run_done')} · {status}"
 
 
 def says_done(run: Callable[..., Iterator[dict]], status: str = "status") -> Callable[..., Iterator[dict]]:

@@ -198,3 +198,35 @@ def test_a_file_uploaded_while_a_training_runs_trains_after_it(page, server_url,
         time.sleep(0.05)
     assert runs == [(99_979, "started"), (99_979, "ended"), (1_150, "started"), (1_150, "ended")]
     expect(status).to_contain_text("on 1,150 bytes")
+
+
+def test_stop_marks_a_training_stopped_and_leaves_a_finished_one(page, server_url, monkeypatch):
+    """Regression: Stop cancelled the training but its status kept "Training… 0 / 400 merges", as if it
+    still ran (the other long runs say "■ Stopped · …"). The training runs in a thread of this process,
+    held with progress every 0.3 s until Stop."""
+    from components import bpe, worker
+    open_tab(page, server_url)
+    status = page.locator("#bpe_status")
+    expect(status).to_contain_text("✓ Done · Trained 400 merges", timeout=30_000)     # the first draw's
+    monkeypatch.setattr(worker, "uses_processes", lambda: False)
+    job = bpe._trained
+
+    @functools.wraps(job)                       # a job is named after its function
+    def endless(text, *args):
+        while True:
+            time.sleep(0.3)
+            yield 0
+    monkeypatch.setattr(bpe, "_trained", endless)
+    page.locator("#bpe_train").click()
+    expect(status).to_contain_text("Training… 0 / 400", timeout=30_000)
+    page.locator("#bpe_stop").click()
+    expect(status).to_have_text(re.compile(r"^\s*■ Stopped · Training… 0 / 400 merges\s*$"), timeout=15_000)
+    deadline = time.monotonic() + 30            # (a Train pressed while the cancel is still on its way is
+    while worker.running_jobs() and time.monotonic() < deadline:      # deferred behind it, and Gradio
+        time.sleep(0.1)                         # drops it when the cancelled stream ends)
+    monkeypatch.setattr(bpe, "_trained", job)
+    page.locator("#bpe_train").click()
+    expect(status).to_contain_text("✓ Done · Trained 400 merges", timeout=60_000)
+    page.locator("#bpe_stop").click()                                   # after the end: the line stays
+    page.wait_for_timeout(1_000)
+    expect(status).to_contain_text("✓ Done · Trained 400 merges")
