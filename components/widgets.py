@@ -247,7 +247,7 @@ class Blocks(gr.Blocks):
         "multiple" or "always_last" keep their mode; a :class:`StepButton`'s press is an edit (two presses,
         two steps); other clicks (a second Generate while one runs must not queue another run), a tab's
         select and a timer's tick stay "once". (Gradio's page still drops the deferred trigger when the
-        pending event fails: components/toasts.py sends a number box's value again then.)
+        pending event fails: components/toasts.py sends a number box's or a slider's value again then.)
         """
         for fn in self.fns.values():
             root = fn

@@ -89,6 +89,20 @@ def client(whole_app_url):
                   httpx_kwargs={"timeout": 60})
 
 
+def eventually(holds, within: float = 30.0, every: float = 0.05) -> bool:
+    """Wait until ``holds()`` is true, at most ``within`` seconds; whether it is (the test asserts on state).
+
+    >>> eventually(lambda: True), eventually(lambda: False, within=0.1)
+    (True, False)
+    """
+    deadline = time.monotonic() + within
+    while not holds():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(every)
+    return True
+
+
 def cancel_and_settle(job, within: float = 60.0) -> None:
     """Cancel a submitted job (Gradio's Stop) and wait until no worker of this server is left: the next call
     on the same client must not start while this one's stream is still closing (a /norm_gradients call
@@ -96,9 +110,7 @@ def cancel_and_settle(job, within: float = 60.0) -> None:
 
     from components.worker import running_jobs
     job.cancel()
-    deadline = time.monotonic() + within
-    while (running_jobs() or not job.done()) and time.monotonic() < deadline:
-        time.sleep(0.1)
+    eventually(lambda: not running_jobs() and job.done(), within)
 
 
 def cancel_after_first_update(job, within: float = 120.0) -> list:
@@ -107,13 +119,10 @@ def cancel_after_first_update(job, within: float = 120.0) -> list:
     job streamed from a worker and that the worker ended."""
 
     from components.worker import running_jobs
-    deadline = time.monotonic() + within
-    while not job.outputs() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    eventually(job.outputs, within / 2)
     assert job.outputs() and running_jobs()                         # it streams, from a worker
     job.cancel()
-    while running_jobs() and time.monotonic() < deadline:
-        time.sleep(0.1)
+    eventually(lambda: not running_jobs(), within / 2)
     assert not running_jobs()
     return job.outputs()
 
@@ -325,12 +334,15 @@ def message_shown(page, text: str):
     return page.locator(".toast-message-item").filter(has_text=text).filter(visible=True)
 
 
-def slow_down(monkeypatch, module, name: str, seconds: float = 0.5) -> None:
+def slow_down(monkeypatch, module, name: str, seconds: float = 0.5, calls: list | None = None) -> None:
     """``module.name``, a function, called ``seconds`` late from now on: the event that calls it is still on
-    its way when the test's next trigger comes (what a distant Space or a busy machine does by chance)."""
+    its way when the test's next trigger comes (what a distant Space or a busy machine does by chance).
+    ``calls`` gets each call's keyword arguments as it arrives (before the wait)."""
     fn = getattr(module, name)
 
     def late(*args, **kwargs):
+        if calls is not None:
+            calls.append(kwargs)
         time.sleep(seconds)
         return fn(*args, **kwargs)
     monkeypatch.setattr(module, name, late)

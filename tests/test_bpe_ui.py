@@ -7,7 +7,7 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import message_shown, pushed_margins, slow_down, wait_until_still
+from tests.conftest import eventually, message_shown, pushed_margins, slow_down, wait_until_still
 
 pytestmark = pytest.mark.e2e
 
@@ -193,9 +193,7 @@ def test_a_file_uploaded_while_a_training_runs_trains_after_it(page, server_url,
     page.wait_for_timeout(500)                  # a training the file started beside the first would start now
     read.set()
     expect(status).to_contain_text("on 1,150 bytes", timeout=60_000)
-    deadline = time.monotonic() + 30
-    while len(runs) < 4 and time.monotonic() < deadline:
-        time.sleep(0.05)
+    eventually(lambda: len(runs) == 4)
     assert runs == [(99_979, "started"), (99_979, "ended"), (1_150, "started"), (1_150, "ended")]
     expect(status).to_contain_text("on 1,150 bytes")
 
@@ -221,9 +219,9 @@ def test_stop_marks_a_training_stopped_and_leaves_a_finished_one(page, server_ur
     expect(status).to_contain_text("Training… 0 / 400", timeout=30_000)
     page.locator("#bpe_stop").click()
     expect(status).to_have_text(re.compile(r"^\s*■ Stopped · Training… 0 / 400 merges\s*$"), timeout=15_000)
-    deadline = time.monotonic() + 30            # (a Train pressed while the cancel is still on its way is
-    while worker.running_jobs() and time.monotonic() < deadline:      # deferred behind it, and Gradio
-        time.sleep(0.1)                         # drops it when the cancelled stream ends)
+    # A Train pressed while the cancel is still on its way is deferred behind it, and Gradio drops it when
+    # the cancelled stream ends: the worker has ended first.
+    eventually(lambda: not worker.running_jobs())
     monkeypatch.setattr(bpe, "_trained", job)
     page.locator("#bpe_train").click()
     expect(status).to_contain_text("✓ Done · Trained 400 merges", timeout=60_000)

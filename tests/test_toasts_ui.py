@@ -3,10 +3,11 @@ closed by the learner's next action, and only by it. Without the page script Gra
 "Error", stacks each new message under the old, and keeps the error up for 10 s after a good value has
 been drawn."""
 import re
-import time
 
 import pytest
 from playwright.sync_api import expect
+
+from tests.conftest import eventually, slow_down
 
 pytestmark = pytest.mark.e2e
 # The tabs these tests raise errors in (conftest.server_url); the toasts' page script comes with every
@@ -144,24 +145,16 @@ def test_a_slider_dragged_past_a_refused_value_draws_where_it_stops(page, server
     from components import norms
     open_norms(page, server_url, "norm_heads")
     gradients_drawn(page)
-    heads, check = [], norms._stack_args
-
-    def slowly(**stack):
-        heads.append(stack["n_heads"])
-        time.sleep(1.0)
-        return check(**stack)
-    monkeypatch.setattr(norms, "_stack_args", slowly)
+    calls = []                                                      # each request's stack settings
+    slow_down(monkeypatch, norms, "_stack_args", seconds=1.0, calls=calls)
     page.locator("#norm_heads input[type=range]").focus()
     page.keyboard.press("ArrowRight")
-    deadline = time.monotonic() + 30
-    while not heads and time.monotonic() < deadline:                # (behind a run still ending, it waits)
-        time.sleep(0.02)
+    eventually(lambda: calls, every=0.02)                           # (behind a run still ending, it waits)
     for _ in range(3):
         page.keyboard.press("ArrowRight")
     expect(page.locator("#norm_heads input[type=number]")).to_have_value("8")
-    deadline = time.monotonic() + 30
-    while heads[-1:] != [8] and time.monotonic() < deadline:
-        time.sleep(0.1)
+    eventually(lambda: calls[-1]["n_heads"] == 8)
+    heads = [call["n_heads"] for call in calls]
     assert heads[0] == 5 and heads[-1] == 8, heads                   # 5 was refused first; 8 was sent
     expect(page.locator(".toast-body.error")).to_have_count(0, timeout=10_000)
 
