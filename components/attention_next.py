@@ -16,7 +16,8 @@ from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Number, Slider
 from components.wiring import event
-from models.limits import ATTN_MAX_PROMPT, KV_MAX_TEMPERATURE, SEED_MAX
+from models.checks import number
+from models.limits import ATTN_MAX_CONTINUE, SEED_MAX, SLIDER_MAX_TEMPERATURE, SLIDER_MIN_TOP_P
 
 
 def attention_next(model: str = "mha", prompt: str = DEFAULT_PROMPT, temperature: float = 1.0,
@@ -28,6 +29,8 @@ def attention_next(model: str = "mha", prompt: str = DEFAULT_PROMPT, temperature
     from viz.attention import lens_figure, next_figure
 
     lang = lang_of(request)
+    temperature = number("temperature", temperature, 0, SLIDER_MAX_TEMPERATURE)   # the sliders' ranges: the
+    top_p = number("sample_top_p", top_p, SLIDER_MIN_TOP_P, 1)                    # sampler takes more
     nt = next_token(model, prompt, temperature, top_k, top_p, continue_chars=continue_chars, seed=seed)
     return {"bars": next_figure(nt, lang), "lens": lens_figure(nt, lang),
             "continuation": prompt + nt.continuation, "device": str(nt.timing)}
@@ -40,13 +43,13 @@ def build() -> dict:
     with gr.Row():
         with gr.Column(scale=1, min_width=280):
             shared_controls(ui, "attn_next")
-            ui.temperature = Slider(0, KV_MAX_TEMPERATURE, value=1.0, step=0.05, label=t("attn_next_temperature"),
-                                    elem_id="attn_next_temperature")
+            ui.temperature = Slider(0, SLIDER_MAX_TEMPERATURE, value=1.0, step=0.05,
+                                    label=t("attn_next_temperature"), elem_id="attn_next_temperature")
             ui.top_k = Number(10, precision=0, minimum=1, label=t("attn_next_top_k"), info=t("attn_next_top_k_info"),
                               elem_id="attn_next_top_k")
-            ui.top_p = Slider(0.01, 1.0, value=0.9, step=0.01, label=t("attn_next_top_p"),
+            ui.top_p = Slider(SLIDER_MIN_TOP_P, 1.0, value=0.9, step=0.01, label=t("attn_next_top_p"),
                               info=t("attn_next_top_p_info"), elem_id="attn_next_top_p")
-            ui.continue_chars = Slider(0, ATTN_MAX_PROMPT, value=16, step=1, label=t("attn_next_continue"),
+            ui.continue_chars = Slider(0, ATTN_MAX_CONTINUE, value=16, step=1, label=t("attn_next_continue"),
                                        elem_id="attn_next_continue")
             ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("attn_next_seed"),
                              elem_id="attn_next_seed")

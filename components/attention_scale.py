@@ -15,7 +15,7 @@ from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Number, Radio, Slider
 from components.wiring import event, grouped
-from models.checks import choice, flag
+from models.checks import choice, flag, number
 from models.limits import ATTN_MAX_KEYS, ATTN_MAX_MULTIPLIER, KV_N_HEADS, KV_N_LAYERS, SEED_MAX
 
 SCALES = ("removed", "multiplied")
@@ -35,8 +35,9 @@ def attention_scale(random: dict, trained: dict, request: gr.Request = None) -> 
 
     lang = lang_of(request)
     scale, model = choice("attn_scale_scale", trained["scale"], SCALES), trained["model"]
+    multiplier = number("attn_scale_multiplier", trained["multiplier"], 0, ATTN_MAX_MULTIPLIER)  # even when unread
     curve = entropy_curve(random["n_keys"], seed=random["seed"])
-    m = math.sqrt(trained_model(model).model.config.qk_dim) if scale == "removed" else trained["multiplier"]
+    m = math.sqrt(trained_model(model).model.config.qk_dim) if scale == "removed" else multiplier
     effect = scale_effect(model, trained["prompt"], m, trained["layer"], trained["head"],
                           full_text=flag("attn_scale_full_text", trained["full_text"]))
     return {"curve": entropy_figure(curve, lang), "effect": scale_figure(effect, lang), "device": str(effect.timing)}

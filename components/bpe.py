@@ -59,10 +59,12 @@ def _check_text(text, what: str = "bpe_your_text") -> str:
     return text
 
 
-def _step(trace, step) -> int:
+def _step(session: dict | None, step) -> int:
     """The step a learner asked for, within the merges this session's tokenizer learned (one range in
-    the message, whatever the number: 0 to the merges learned)."""
-    return trace.check_step(step)
+    the message, whatever the number: 0 to the merges learned); before any training, within the slider."""
+    if session is None:
+        return whole("bpe_step", step, 0, BPE_MAX_MERGES)
+    return session["trace"].check_step(step)
 
 
 def _moved(session: dict | None, step, by: int) -> int:
@@ -170,7 +172,7 @@ def show_step(state: dict | None = None, step: int = 1, your_text: str = DEFAULT
               request: gr.Request = None) -> dict:
     """The ``/bpe_step`` endpoint: everything at step ``step`` of this session's tokenizer (no retraining)."""
     session = _session(state)
-    k = _step(session["trace"], step) if session else 0
+    k = _step(session, step)
     return _views(session, k, _check_text(your_text), _check_text(word, "bpe_word"), lang_of(request))
 
 
@@ -232,10 +234,10 @@ def encode_text(state: dict | None = None, your_text: str = DEFAULT_TEXT, step: 
     """The ``/bpe_encode`` endpoint: your text with the first ``step`` merges, and its multi-byte characters."""
     lang = lang_of(request)
     session = _session(state)
+    k = _step(session, step)
     if session is None:
         return {name: value for name, value in _empty_views(lang).items() if name in ENCODE_OUTPUTS}
-    trace = session["trace"]
-    return _encode_views(trace, _check_text(your_text), _step(trace, step), lang)
+    return _encode_views(session["trace"], _check_text(your_text), k, lang)
 
 
 def compare(state: dict | None = None, your_text: str = DEFAULT_TEXT, word: str = DEFAULT_WORD, step: int = 1,
@@ -245,9 +247,9 @@ def compare(state: dict | None = None, your_text: str = DEFAULT_TEXT, word: str 
     from models.bpe_cl100k import encode_cl100k
     lang = lang_of(request)
     session = _session(state)
+    k = _step(session, step)
     if session is None:
         return {name: value for name, value in _empty_views(lang).items() if name in COMPARE_OUTPUTS}
-    k = _step(session["trace"], step)
     your_text, word = _check_text(your_text), _check_text(word, "bpe_word")
     cached = session.get("cl_text")
     if not cached or cached[0] != your_text:

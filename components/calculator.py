@@ -14,7 +14,7 @@ from components.wiring import control_names, event, grouped
 from locales import LOCALES, tr
 from models.calculator import (ATTENTION_KERNELS, BOOL_FIELDS, DTYPE_BYTES, FIELD_CHOICES, FIELD_RANGES,
                                OPTIMIZER_RECIPES, PRESETS, RECOMPUTE, RunSettings, fields_of, spec_fields)
-from models.limits import CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_JSON_CHARS
+from models.limits import CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_JSON_CHARS, CALC_MAX_TRAIN_TOKENS
 
 FIELDS = spec_fields()
 GROUPS = {  # accordion -> fields, in the order a config.json lists them
@@ -193,7 +193,7 @@ def build() -> dict:
                                            elem_id="calc_wdtype")
                 ui.kv_dtype = Dropdown(list(DTYPE_BYTES), value=RUN.kv_dtype, label=t("calc_kvdtype"),
                                        elem_id="calc_kvdtype")
-                ui.train_tokens = Number(RUN.train_tokens, minimum=1, maximum=1e16, label=t("calc_tokens"),
+                ui.train_tokens = Number(RUN.train_tokens, minimum=1, maximum=CALC_MAX_TRAIN_TOKENS, label=t("calc_tokens"),
                                          elem_id="calc_tokens")
                 ui.recipe = Radio([(t(f"calc_recipe_{r}"), r) for r in OPTIMIZER_RECIPES], value=RUN.recipe,
                                   label=t("calc_recipe"), elem_id="calc_recipe")

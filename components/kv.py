@@ -13,8 +13,9 @@ from components.wiring import event, join_draws
 from locales import tr
 from models.calculator import PRESETS
 from models.checks import choice, number, whole
-from models.limits import (CALC_MAX_CONTEXT, KV_CONTEXT, KV_MAX_LATENT, KV_MAX_NEW_TOKENS, KV_MAX_TEMPERATURE,
-                           KV_N_HEADS, KV_SCALE_MAX_BATCH, KV_TRAINED_GQA, KV_TRAINED_LATENT, KV_VARIANTS, SEED_MAX)
+from models.limits import (CALC_MAX_CONTEXT, KV_CONTEXT, KV_MAX_LATENT, KV_MAX_NEW_TOKENS, KV_N_HEADS,
+                           KV_SCALE_MAX_BATCH, KV_TRAINED_GQA, KV_TRAINED_LATENT, KV_VARIANTS, SEED_MAX,
+                           SLIDER_MAX_TEMPERATURE)
 
 DEFAULT_PROMPT = "The kettle began to sing"
 DEFAULT_NEW_TOKENS = 200
@@ -28,8 +29,11 @@ PLOT_INTERVAL_S = 1.0                                  # figures redraw at most 
 
 
 def _checked(prompt, attention, n_kv_heads, kv_latent_dim, max_new_tokens):
-    """The tiny GPT's config for the controls and the number of new tokens, or ``InputError``."""
+    """The tiny GPT's config for the controls and the number of new tokens, or ``InputError``. Both
+    sliders are checked whatever the variant reads of them: a value out of range is refused, not ignored."""
     from models.tiny_gpt import check_prompt, tiny_config
+    whole("n_kv_heads", n_kv_heads, 1, KV_N_HEADS)
+    whole("kv_latent_dim", kv_latent_dim, 1, KV_MAX_LATENT)
     config = tiny_config(attention, 1, n_kv_heads=n_kv_heads, kv_latent_dim=kv_latent_dim)
     return config, check_prompt(prompt, max_new_tokens)
 
@@ -76,7 +80,7 @@ def kv_generate(prompt: str = DEFAULT_PROMPT, attention: str = "mha", n_kv_heads
 
     lang = lang_of(request)
     config, n_new = _checked(prompt, attention, n_kv_heads, kv_latent_dim, max_new_tokens)
-    temp = number("temperature", temperature, 0, KV_MAX_TEMPERATURE)
+    temp = number("temperature", temperature, 0, SLIDER_MAX_TEMPERATURE)
     seed = whole("seed", seed, 0, SEED_MAX)
     # In a worker of lower OS priority: under load the instant tabs are served first.
     frames = low_priority(stream_tiny_gpt, attention, prompt, n_new, n_kv_heads=config.n_kv_heads,
@@ -167,7 +171,7 @@ def build() -> dict:
             ui.max_new_tokens = Slider(1, KV_MAX_NEW_TOKENS, value=DEFAULT_NEW_TOKENS, step=1,
                                        label=t("kv_new_tokens"), elem_id="kv_new_tokens")
             with gr.Row():
-                ui.temperature = Slider(0, KV_MAX_TEMPERATURE, value=DEFAULT_TEMPERATURE, step=0.05,
+                ui.temperature = Slider(0, SLIDER_MAX_TEMPERATURE, value=DEFAULT_TEMPERATURE, step=0.05,
                                         label=t("kv_temperature"), info=t("kv_temperature_info"),
                                         elem_id="kv_temperature")
                 ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("kv_seed"),

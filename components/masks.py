@@ -40,14 +40,14 @@ def compute_masks(batch: dict, rules: dict, view: dict, request: gr.Request = No
     lang = lang_of(request)
     n_heads = whole("masks_heads", view["heads"], 1, MAX_HEADS)
     convention = choice("masks_convention", view["convention"], CONVENTIONS)
+    window = whole("masks_window", rules["window"], 1, MAX_TOKENS)      # checked even when its rule is off
+    prefix = whole("masks_prefix", rules["prefix"], 1, MAX_TOKENS)
     spec = MaskSpec(
         padding=flag("masks_padding", batch["padding"]), causal=flag("masks_causal", rules["causal"]),
         packed=flag("masks_packed", rules["packed"]),
         padding_side=batch["padding_side"],
-        window=whole("masks_window", rules["window"], 1, MAX_TOKENS)
-        if flag("masks_use_window", rules["use_window"]) else None,
-        prefix_len=whole("masks_prefix", rules["prefix"], 1, MAX_TOKENS)
-        if flag("masks_use_prefix", rules["use_prefix"]) else None)
+        window=window if flag("masks_use_window", rules["use_window"]) else None,
+        prefix_len=prefix if flag("masks_use_prefix", rules["use_prefix"]) else None)
     ex = explore_masks(batch["text"], spec, n_heads=n_heads, seed=whole("seed", view["seed"], 0, SEED_MAX))
     b = whole("masks_sequence", view["seq"], 1, len(ex.labels)) - 1
     h = whole("masks_head", view["head"], 1, n_heads) - 1

@@ -15,8 +15,9 @@ from locales import tr
 from models.checks import choice, flag, number, whole
 from models.limits import (FFN_ACTIVATIONS, FFN_GATED, FFN_MAX_D_MODEL, FFN_MAX_X, MOE_EXPERT_KINDS,
                            MOE_MAX_CAPACITY_FACTOR, MOE_MAX_CHARS, MOE_MAX_D_HIDDEN, MOE_MAX_D_MODEL, MOE_MAX_EXPERTS,
-                           MOE_MAX_LOGIT_SCALE, MOE_MAX_SHARED, MOE_MAX_TOKENS, MOE_MAX_TOP_K, MOE_TRAIN_MAX_AUX,
-                           MOE_TRAIN_MAX_EXPERTS, MOE_TRAIN_MAX_STEPS, MOE_TRAIN_MAX_TOP_K, MOE_TRAIN_MAX_Z, SEED_MAX)
+                           MOE_MAX_LOGIT_SCALE, MOE_MAX_SHARED, MOE_MAX_SKEW, MOE_MAX_TOKENS, MOE_MAX_TOP_K,
+                           MOE_MIN_CAPACITY_FACTOR, MOE_TRAIN_MAX_AUX, MOE_TRAIN_MAX_EXPERTS, MOE_TRAIN_MAX_STEPS,
+                           MOE_TRAIN_MAX_TOP_K, MOE_TRAIN_MAX_Z, MOE_TRAIN_MIN_STEPS, SEED_MAX)
 
 DEFAULT_TEXT = "The cat sat on the mat, and the dog sat on the log.\n天气晴朗，适合露营。"
 MULTIPLES = (1, 8, 64, 128, 256, 1024, 4096)           # Llama-2 uses 256; Llama-3 1024; Llama-2-70B 4096
@@ -65,9 +66,9 @@ def ffn_sizes(d_model: int = 4096, multiple_of: int = 256, request: gr.Request =
 
 
 def _capacity(use: bool, factor) -> float | None:
-    if not flag("moe_use_capacity", use):
-        return None
-    return number("moe_capacity", factor, 0, MOE_MAX_CAPACITY_FACTOR, above=True)
+    """The capacity factor when its box is ticked; the slider is checked either way."""
+    factor = number("moe_capacity", factor, MOE_MIN_CAPACITY_FACTOR, MOE_MAX_CAPACITY_FACTOR)
+    return factor if flag("moe_use_capacity", use) else None
 
 
 @grouped(tokens=dict(source="text", text=DEFAULT_TEXT, n_random=64, seed=0),
@@ -95,7 +96,7 @@ def moe_route(tokens: dict, layer: dict, router: dict, request: gr.Request = Non
         shared_gate=flag("moe_shared_gate", layer["shared_gate"]) and shared > 0,
         expert=layer["expert_kind"],
         logit_scale=number("moe_sharpness", router["sharpness"], 0, MOE_MAX_LOGIT_SCALE),
-        skew=number("moe_skew", router["skew"], -MOE_MAX_LOGIT_SCALE, MOE_MAX_LOGIT_SCALE))
+        skew=number("moe_skew", router["skew"], 0, MOE_MAX_SKEW))
     words = split_tokens(tokens["text"]) if source == "text" else None
     ex = explore_routing(words, spec, n_random=whole("moe_n_random", tokens["n_random"], 1, MOE_MAX_TOKENS),
                          seed=whole("seed", tokens["seed"], 0, SEED_MAX))
@@ -134,7 +135,7 @@ def moe_train(layer: dict, run: dict, request: gr.Request = None):
         aux_coef=number("moe_aux_coef", layer["aux_coef"], 0, MOE_TRAIN_MAX_AUX),
         z_coef=number("moe_z_coef", layer["z_coef"], 0, MOE_TRAIN_MAX_Z),
         capacity_factor=_capacity(layer["use_capacity"], layer["capacity"]),
-        steps=whole("steps", run["steps"], 1, MOE_TRAIN_MAX_STEPS), seed=whole("seed", run["seed"], 0, SEED_MAX),
+        steps=whole("steps", run["steps"], MOE_TRAIN_MIN_STEPS, MOE_TRAIN_MAX_STEPS), seed=whole("seed", run["seed"], 0, SEED_MAX),
         compare=flag("moe_compare", run["compare"]))
     shown = 0.0
     # A low-priority process on the CPU (the instant tabs keep the CPU and the GIL); a thread on CUDA.
@@ -242,11 +243,11 @@ def _route_view() -> SimpleNamespace:
             ui.expert_kind = Radio([(t(f"moe_kind_{k}"), k) for k in MOE_EXPERT_KINDS], value="swiglu",
                                       label=t("moe_expert_kind"), elem_id="moe_expert_kind")
             ui.use_capacity = gr.Checkbox(False, label=t("moe_use_capacity"), elem_id="moe_use_capacity")
-            ui.capacity = _slider(0.05, MOE_MAX_CAPACITY_FACTOR, 1.0, 0.05, "moe_capacity")
+            ui.capacity = _slider(MOE_MIN_CAPACITY_FACTOR, MOE_MAX_CAPACITY_FACTOR, 1.0, 0.05, "moe_capacity")
             ui.shared = _slider(0, MOE_MAX_SHARED, 0, 1, "moe_shared")
             ui.shared_gate = gr.Checkbox(False, label=t("moe_shared_gate"), elem_id="moe_shared_gate")
             ui.sharpness = _slider(0, MOE_MAX_LOGIT_SCALE, 1.0, 0.1, "moe_sharpness")
-            ui.skew = _slider(0, 10, 0.0, 0.1, "moe_skew")
+            ui.skew = _slider(0, MOE_MAX_SKEW, 0.0, 0.1, "moe_skew")
         with gr.Column(scale=3):
             ui.route_plot = gr.Plot(label=t("moe_route_plot"), elem_id="moe_route_plot")
             ui.summary = gr.Markdown(elem_id="moe_route_md")
@@ -272,9 +273,9 @@ def _train_view() -> SimpleNamespace:
                 ui.experts = _slider(2, MOE_TRAIN_MAX_EXPERTS, 8, 1, "moe_train_experts", "moe_experts")
                 ui.top_k = _slider(1, MOE_TRAIN_MAX_TOP_K, 1, 1, "moe_train_top_k", "moe_top_k")
             ui.use_capacity = gr.Checkbox(False, label=t("moe_use_capacity"), elem_id="moe_train_use_capacity")
-            ui.capacity = _slider(0.05, MOE_MAX_CAPACITY_FACTOR, 1.25, 0.05, "moe_train_capacity")
+            ui.capacity = _slider(MOE_MIN_CAPACITY_FACTOR, MOE_MAX_CAPACITY_FACTOR, 1.25, 0.05, "moe_train_capacity")
             with gr.Row():
-                ui.steps = _slider(10, MOE_TRAIN_MAX_STEPS, 150, 10, "moe_steps")
+                ui.steps = _slider(MOE_TRAIN_MIN_STEPS, MOE_TRAIN_MAX_STEPS, 150, 10, "moe_steps")
                 ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("moe_train_seed"),
                                     elem_id="moe_train_seed")
             ui.compare = gr.Checkbox(True, label=t("moe_compare"), elem_id="moe_compare")

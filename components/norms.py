@@ -24,8 +24,8 @@ from components.wiring import event, fit_then_draw, grouped, join_draws
 from locales import tr
 from models.checks import InputError, choice, flag, number, whole
 from models.limits import (GRAD_BATCH, GRAD_D_MODEL, GRAD_SEQ_LEN, NORM_AXES_MAX, NORM_MAX_BATCH, NORM_MAX_D_MODEL,
-                           NORM_MAX_HEADS, NORM_MAX_LAYERS, NORM_MAX_SEQ_LEN, NORM_MIN_LAYERS, NORM_TRAIN_MAX_LR,
-                           NORM_TRAIN_MAX_STEPS, SEED_MAX)
+                           NORM_MAX_HEADS, NORM_MAX_LAYERS, NORM_MAX_SEQ_LEN, NORM_MIN_D_MODEL, NORM_MIN_LAYERS,
+                           NORM_TRAIN_MAX_LR, NORM_TRAIN_MAX_STEPS, NORM_TRAIN_MIN_STEPS, SEED_MAX)
 
 VARIANTS = ("post", "pre", "sandwich", "deepnorm")       # models.norms.VARIANTS, without importing torch
 NORMS = ("layernorm", "rmsnorm")
@@ -44,7 +44,7 @@ def _variants(values) -> list[str]:
 def _stack_args(n_layers, d_model, n_heads, norm, seq_len, batch, seed) -> dict:
     """The stack's settings from the UI's controls, each checked (the UI's depth starts at 2)."""
     return dict(n_layers=whole("norms_layers", n_layers, NORM_MIN_LAYERS, NORM_MAX_LAYERS),
-                d_model=whole("d_model", d_model, 2, NORM_MAX_D_MODEL),
+                d_model=whole("d_model", d_model, NORM_MIN_D_MODEL, NORM_MAX_D_MODEL),
                 n_heads=whole("n_heads", n_heads, 1, NORM_MAX_HEADS), norm=choice("norms_norm", norm, NORMS),
                 seq_len=whole("norms_seq_len", seq_len, 2, NORM_MAX_SEQ_LEN),
                 batch=whole("norms_batch", batch, 1, NORM_MAX_BATCH), seed=whole("seed", seed, 0, SEED_MAX))
@@ -108,7 +108,7 @@ def norm_train(lr: float = 5e-3, steps: int = 300, warmup: int = 100, norm: str 
 
     lang = lang_of(request)
     config = TrainConfig(lr=number("learning_rate", lr, 0, NORM_TRAIN_MAX_LR, above=True),
-                         steps=whole("steps", steps, 1, NORM_TRAIN_MAX_STEPS),
+                         steps=whole("steps", steps, NORM_TRAIN_MIN_STEPS, NORM_TRAIN_MAX_STEPS),
                          warmup=whole("norms_warmup_steps", warmup, 1, NORM_TRAIN_MAX_STEPS),
                          norm=choice("norms_norm", norm, NORMS), seed=whole("seed", seed, 0, SEED_MAX))
     last = 0.0
@@ -182,7 +182,7 @@ def build() -> dict:
             grads.n_layers = Slider(NORM_MIN_LAYERS, NORM_MAX_LAYERS, value=12, step=1, label=t("norm_layers"),
                                     elem_id="norm_layers")
             with gr.Row():
-                grads.d_model = Slider(16, NORM_MAX_D_MODEL, value=GRAD_D_MODEL, step=16, label=t("norm_width"),
+                grads.d_model = Slider(NORM_MIN_D_MODEL, NORM_MAX_D_MODEL, value=GRAD_D_MODEL, step=16, label=t("norm_width"),
                                        elem_id="norm_width")
                 grads.n_heads = Slider(1, NORM_MAX_HEADS, value=4, step=1, label=t("norm_heads"),
                                        elem_id="norm_heads")
@@ -209,7 +209,7 @@ def build() -> dict:
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
             train.lr = Number(5e-3, minimum=0, maximum=NORM_TRAIN_MAX_LR, label=t("norm_lr"), elem_id="norm_lr")
-            train.steps = Slider(10, NORM_TRAIN_MAX_STEPS, value=300, step=10, label=t("norm_steps"),
+            train.steps = Slider(NORM_TRAIN_MIN_STEPS, NORM_TRAIN_MAX_STEPS, value=300, step=10, label=t("norm_steps"),
                                  elem_id="norm_steps")
             train.warmup = Slider(1, NORM_TRAIN_MAX_STEPS, value=100, step=1, label=t("norm_warmup"),
                                   elem_id="norm_warmup")

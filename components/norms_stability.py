@@ -15,8 +15,9 @@ from components.common import HEAVY, device_line, explain, low_priority, says_do
 from components.i18n import lang_of, t
 from components.widgets import Number, Slider
 from components.wiring import event
+from models.checks import whole
 from models.limits import (SEED_MAX, STAB_MAX_D_MODEL, STAB_MAX_LOGIT_SCALE, STAB_MAX_LR, STAB_MAX_LRS, STAB_MAX_STEPS,
-                           STAB_MAX_Z_LOSS, STAB_MIN_LR)
+                           STAB_MAX_Z_LOSS, STAB_MIN_D_MODEL, STAB_MIN_LR, STAB_MIN_STEPS)
 
 STREAM_EVERY_S = 0.5                 # the sweep's figures at most this often
 
@@ -40,6 +41,8 @@ def stability_sweep(lr_min: float = 1e-3, lr_max: float = 0.1, n_lrs: int = 5, s
     from viz.stability import curves_figure, final_loss_figure, findings_text, status_text
 
     lang = lang_of(request)
+    steps = whole("steps", steps, STAB_MIN_STEPS, STAB_MAX_STEPS)      # the sliders' ranges; the sweep takes more
+    d_model = whole("d_model", d_model, STAB_MIN_D_MODEL, STAB_MAX_D_MODEL)
     config = SweepConfig(lr_min=lr_min, lr_max=lr_max, n_lrs=n_lrs, steps=steps, d_model=d_model, z_loss=z_loss,
                          seed=seed)                                     # bad settings: a message, no worker
     log, last = SweepLog(config), 0.0
@@ -85,9 +88,9 @@ def build() -> dict:
                 ui.lr_max = Number(0.1, minimum=STAB_MIN_LR, maximum=STAB_MAX_LR, label=t("stability_lr_max"),
                                    elem_id="stability_lr_max")
             ui.n_lrs = Slider(1, STAB_MAX_LRS, value=5, step=1, label=t("stability_n_lrs"), elem_id="stability_n_lrs")
-            ui.steps = Slider(10, STAB_MAX_STEPS, value=200, step=10, label=t("stability_steps"),
+            ui.steps = Slider(STAB_MIN_STEPS, STAB_MAX_STEPS, value=200, step=10, label=t("stability_steps"),
                               elem_id="stability_steps")
-            ui.d_model = Slider(16, STAB_MAX_D_MODEL, value=64, step=16, label=t("stability_width"),
+            ui.d_model = Slider(STAB_MIN_D_MODEL, STAB_MAX_D_MODEL, value=64, step=16, label=t("stability_width"),
                                 elem_id="stability_width")
             with gr.Row():
                 ui.z_loss = Number(1e-2, minimum=0, maximum=STAB_MAX_Z_LOSS, label=t("stability_z_coef"),

@@ -13,9 +13,9 @@ from components.widgets import CheckboxGroup, Dropdown, Number, Radio, Slider
 from components.wiring import event, join_draws
 from locales import tr
 from models.checks import choice, number, whole
-from models.limits import (CALC_MAX_PARAMS, MATMUL_DTYPES, MATMUL_SWEEPS, MFU_MAX_BATCH, MFU_MAX_D_MODEL,
-                           MFU_MAX_HEADS, MFU_MAX_LAYERS, MFU_MAX_SEQ_LEN, MFU_MAX_STEPS, TENSOR_MAX_OPS,
-                           TENSOR_MAX_OPS_CHARS)
+from models.limits import (CALC_MAX_PARAMS, CALC_MAX_TRAIN_TOKENS, MATMUL_DTYPES, MATMUL_SWEEPS, MFU_MAX_BATCH,
+                           MFU_MAX_D_MODEL, MFU_MAX_HEADS, MFU_MAX_LAYERS, MFU_MAX_SEQ_LEN, MFU_MAX_STEPS,
+                           NUMFORMAT_MAX_ABS, TENSOR_MAX_OPS, TENSOR_MAX_OPS_CHARS)
 from models.peaks import PEAK_NAMES
 from models.tensor_presets import PRESETS
 
@@ -23,7 +23,7 @@ DEFAULT_PRESET = "heads_split"
 DEFAULT_SHAPE, DEFAULT_OPS = PRESETS[DEFAULT_PRESET]
 DEFAULT_DTYPES = ["fp32", "bf16", "fp16"]
 MAX_GPUS = 1_000_000
-MAX_TOKENS = 1e16
+MIN_PARAMS = MIN_TOKENS = 1e6              # the compute estimate's smallest run
 PLOT_INTERVAL_S = 0.3
 # Share links made before Number formats moved here: ?tab=calculator&calc_value=… (app.py passes this on).
 MOVED_LINKS = {"calc_value": ("calculator", "tensors_value")}
@@ -64,11 +64,11 @@ def set_preset(preset: str = DEFAULT_PRESET) -> dict:
 def number_formats(value: float = 70000.0, request: gr.Request = None) -> dict:
     """The ``/number_formats`` endpoint: bit layouts and the cast of ``value`` into each format, the
     rounding error of every format across magnitudes, and the table of ranges and casts."""
-    from models.numformats import FORMATS, MAX_ABS_INPUT, cast, error_curves, facts
+    from models.numformats import FORMATS, cast, error_curves, facts
     from viz.numformats import bits_figure, formats_markdown, rounding_figure
 
     lang = lang_of(request)
-    value = number("tensors_value", value, -MAX_ABS_INPUT, MAX_ABS_INPUT)
+    value = number("tensors_value", value, -NUMFORMAT_MAX_ABS, NUMFORMAT_MAX_ABS)
     casts = [cast(value, f) for f in FORMATS]
     rows = [(f.name, f.sign, f.exponent, f.mantissa, c.bits) for f, c in zip(FORMATS, casts)]
     return {"bits": bits_figure(rows, lang), "rounding": rounding_figure(*error_curves(), lang),
@@ -177,10 +177,10 @@ def compute_estimate(n_params: float = 7e9, tokens: float = 1e12, n_gpus: int = 
     from viz.compute import human_flops, human_rate
 
     lang = lang_of(request)
-    n = number("compute_params", n_params, 1e6, CALC_MAX_PARAMS)
-    d = number("compute_tokens", tokens, 1e6, MAX_TOKENS)
+    n = number("compute_params", n_params, MIN_PARAMS, CALC_MAX_PARAMS)
+    d = number("compute_tokens", tokens, MIN_TOKENS, CALC_MAX_TRAIN_TOKENS)
     gpus = whole("compute_gpus", n_gpus, 1, MAX_GPUS)
-    mfu = number("compute_mfu", mfu_percent, 0, 100, above=True) / 100
+    mfu = number("compute_mfu", mfu_percent, 1, 100) / 100
     peak = peak_by_name(gpu)
     dtype = "bf16" if "bf16" in peak.tflops else "fp16"
     flops_per_s = peak.tflops[dtype] * 1e12
@@ -240,7 +240,8 @@ def build() -> dict:
             explain("tensors_layout_explain")
         with gr.Tab(t("tensors_sub_formats"), id="tensors_formats"):
             gr.Markdown(t("tensors_formats_intro"))
-            ui.value = Number(70000.0, label=t("tensors_value"), info=t("tensors_value_info"), elem_id="tensors_value")
+            ui.value = Number(70000.0, minimum=-NUMFORMAT_MAX_ABS, maximum=NUMFORMAT_MAX_ABS, label=t("tensors_value"),
+                              info=t("tensors_value_info"), elem_id="tensors_value")
             ui.bits = gr.Plot(label=t("tensors_bits_plot"), elem_id="tensors_bits")
             ui.formats_table = gr.Markdown(elem_id="tensors_formats_table", latex_delimiters=[])
             ui.rounding = gr.Plot(label=t("tensors_rounding_plot"), elem_id="tensors_rounding")
@@ -273,9 +274,12 @@ def build() -> dict:
             gr.Markdown(t("compute_estimate_heading"))
             with gr.Row():
                 with gr.Column(scale=1, min_width=300):
-                    ui.n_params = Number(7e9, label=t("compute_params"), elem_id="compute_params")
-                    ui.tokens = Number(1e12, label=t("compute_tokens"), elem_id="compute_tokens")
-                    ui.n_gpus = Number(1024, precision=0, label=t("compute_gpus"), elem_id="compute_gpus")
+                    ui.n_params = Number(7e9, minimum=MIN_PARAMS, maximum=CALC_MAX_PARAMS, label=t("compute_params"),
+                                         elem_id="compute_params")
+                    ui.tokens = Number(1e12, minimum=MIN_TOKENS, maximum=CALC_MAX_TRAIN_TOKENS,
+                                       label=t("compute_tokens"), elem_id="compute_tokens")
+                    ui.n_gpus = Number(1024, precision=0, minimum=1, maximum=MAX_GPUS, label=t("compute_gpus"),
+                                       elem_id="compute_gpus")
                     ui.gpu = Dropdown(list(PEAK_NAMES), value="H100 SXM", label=t("compute_gpu"), elem_id="compute_gpu")
                     ui.mfu_percent = Slider(1, 100, value=40, step=1, label=t("compute_mfu"), elem_id="compute_mfu")
                 with gr.Column(scale=3):

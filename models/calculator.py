@@ -30,7 +30,7 @@ from typing import Literal
 
 from models.checks import InputError, choice, divides, flag, number, shown, whole
 from models.limits import (CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_MAX_EXPERTS,
-                           CALC_MAX_HEADS, CALC_MAX_LAYERS, CALC_MAX_PARAMS)
+                           CALC_MAX_HEADS, CALC_MAX_LAYERS, CALC_MAX_PARAMS, CALC_MAX_TRAIN_TOKENS)
 
 DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 GiB = 2**30
@@ -439,7 +439,7 @@ def _is_number(x) -> bool:
 
 
 def training_flops_check(tokens: float) -> None:
-    number("calc_train_tokens", tokens, 0, 1e16, above=True)
+    number("calc_train_tokens", tokens, 1, CALC_MAX_TRAIN_TOKENS)
 
 
 def training_flops(spec: ModelSpec, tokens: float) -> float:
@@ -628,7 +628,7 @@ def run_settings(*, seq_len, batch, weight_dtype, kv_dtype, train_tokens, recipe
                        batch=whole("calc_batch", batch, 1, CALC_MAX_BATCH),
                        weight_dtype=choice("calc_weight_dtype", weight_dtype, DTYPE_BYTES),
                        kv_dtype=choice("calc_kv_dtype", kv_dtype, DTYPE_BYTES),
-                       train_tokens=number("calc_train_tokens", train_tokens, 0, 1e16, above=True),
+                       train_tokens=number("calc_train_tokens", train_tokens, 1, CALC_MAX_TRAIN_TOKENS),
                        recipe=choice("calc_recipe", recipe, OPTIMIZER_RECIPES),
                        recompute=choice("calc_recompute", recompute, RECOMPUTE),
                        attention=choice("calc_attention", attention, ATTENTION_KERNELS),

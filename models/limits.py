@@ -22,7 +22,10 @@ ATTN_MAX_MULTIPLIER = 16.0          # the √d view multiplies the scaled scores
 ATTN_MIN_DIM, ATTN_MAX_DIM = 8, 1024   # the √d view's random vectors: d = 8, 16, … 1024
 ATTN_MAX_KEYS = 1024                # ... softmax rows over this many keys at most
 ATTN_ENTROPY_ROWS = 256             # ... rows averaged per d
-SAMPLING_MAX_TEMPERATURE = 10.0     # any sampler (generation, the next-token view)
+SAMPLING_MAX_TEMPERATURE = 10.0     # any sampler: temperature in [0, this], top-p in (0, 1]
+SLIDER_MAX_TEMPERATURE = 2.0        # ... the temperature sliders (generation, the next-token view)
+SLIDER_MIN_TOP_P = 0.01             # ... the top-p slider, up to 1
+ATTN_MAX_CONTINUE = 128             # characters the next-token view generates after the prompt
 
 SEED_MAX = 2**31 - 1
 
@@ -34,12 +37,14 @@ CALC_MAX_HEADS = 4_096
 CALC_MAX_EXPERTS = 1_024
 CALC_MAX_CONTEXT = 10_000_000
 CALC_MAX_BATCH = 100_000
+CALC_MAX_TRAIN_TOKENS = 1e16        # training tokens, from 1 (the calculator, the compute estimate)
 CALC_MAX_JSON_CHARS = 100_000
 CALC_BUILD_MAX_MODULES = 200_000  # "verify" builds the module tree (meta device) up to this many Linear layers
 CALC_RUN_MAX_PARAMS = 30_000_000  # ... or builds and runs a Llama-shaped spec for real up to this many parameters
 
 # Normalization: the stack at initialisation (one backward pass per variant) and the training run.
 NORM_MIN_LAYERS = 2                 # the UI's depth slider; the backend builds any depth from 1
+NORM_MIN_D_MODEL = 16               # ... and its width slider (in steps of 16)
 NORM_MAX_LAYERS = 24
 NORM_MAX_D_MODEL = 512
 NORM_MAX_HEADS = 16
@@ -53,7 +58,7 @@ GRAD_D_MODEL, GRAD_BATCH, GRAD_SEQ_LEN = 128, 8, 32
 NORM_MAX_WORK = 8                   # layers × d_model² × tokens × variants / 2^30 for one request (~1 s per 2)
 NORM_SWEEP_MAX_WORK = 32            # the same summed over the depths of a sweep
 NORM_TRAIN_MAX_WORK = 32            # the same over all steps of the four training runs (default: 14)
-NORM_TRAIN_MAX_STEPS = 600          # per run; four runs interleaved
+NORM_TRAIN_MIN_STEPS, NORM_TRAIN_MAX_STEPS = 10, 600   # per run; four runs interleaved
 NORM_TRAIN_MAX_LR = 10.0            # Adam's learning rate, (0, max]; large values diverge as a finding
 NORM_AXES_MAX = 8                   # batch, tokens, features of the norms-axes tensor
 # Training stability (QK-norm, z-loss): a learning-rate sweep of four variants from one init, and the
@@ -61,6 +66,7 @@ NORM_AXES_MAX = 8                   # batch, tokens, features of the norms-axes 
 STAB_MIN_LR, STAB_MAX_LR = 1e-5, 10.0     # AdamW's peak learning rate; large ones diverge as a finding
 STAB_MAX_LRS = 8                    # learning rates in one sweep (each trains four models)
 STAB_MAX_STEPS = 500                # per run
+STAB_MIN_STEPS, STAB_MIN_D_MODEL = 10, 16   # the sliders' lower ends (the sweep itself takes 2 and 8)
 STAB_MAX_LAYERS = 4
 STAB_MAX_D_MODEL = 128
 STAB_MAX_HEADS = 8
@@ -78,7 +84,13 @@ POS_MAX_DIAGRAM_DIM = 64            # d of the conventions diagram (every dimens
 POS_MAX_HEADS = 128                 # ALiBi heads
 POS_MAX_BASE = 1e9                  # RoPE / sinusoidal base (Llama 3: 5e5; some long-context models 1e7)
 POS_MAX_FACTOR = 1024.0             # context extension factor (PI scale, NTK alpha, Llama 3.1 factor)
-POS_SLIDER_MAX_POSITION = 4096      # the rotate view's position sliders
+# ... and the Positions tab's sliders where they offer less than the backend computes (the endpoints check these)
+POS_SLIDER_MAX_POSITION = 4096      # the rotate view's positions m and n
+POS_MAX_SPEED = 64                  # positions per frame of Play
+POS_MIN_SPAN = 8                    # positions in the frequencies view's heatmap, up to POS_MAX_HEATMAP
+POS_DIAGRAM_MAX_POSITION = 64       # the conventions view's position m
+POS_MIN_COMPARE_LEN = 2             # the comparison's T, up to POS_MAX_COMPARE_LEN
+POS_COMPARE_MAX_HEADS = 64          # the comparison's ALiBi heads
 POS_CURVE_POINTS = 1024             # points of a curve over distances (every integer up to half, then log-spaced)
 # Tokenizer (BPE): the corpus in UTF-8 bytes (uploads are capped at 1 MB by the app as well), merges,
 # the text typed to encode, tokens drawn as coloured spans (counts always cover the whole text),
@@ -105,10 +117,11 @@ MOE_MAX_D_MODEL = 128
 MOE_MAX_D_HIDDEN = 512
 MOE_MAX_TOKENS = 256               # random tokens, or tokens of the typed text
 MOE_MAX_CHARS = 2_000
-MOE_MAX_CAPACITY_FACTOR = 8.0
-MOE_MAX_LOGIT_SCALE = 20.0
+MOE_MIN_CAPACITY_FACTOR, MOE_MAX_CAPACITY_FACTOR = 0.05, 8.0
+MOE_MAX_LOGIT_SCALE = 20.0          # the router's sharpness
+MOE_MAX_SKEW = 10.0                 # a bias added to expert 1's logit
 # Training run: a tiny MoE language model, streamed step by step.
-MOE_TRAIN_MAX_STEPS = 600
+MOE_TRAIN_MIN_STEPS, MOE_TRAIN_MAX_STEPS = 10, 600
 MOE_TRAIN_MAX_EXPERTS = 16
 MOE_TRAIN_MAX_TOP_K = 4
 MOE_TRAIN_MAX_AUX = 1.0
@@ -123,7 +136,6 @@ KV_MAX_NEW_TOKENS = KV_CONTEXT - 1
 KV_VARIANTS = ("mha", "gqa", "mqa", "mla")   # attention choices (GQA: n_kv_heads; MLA: latent width)
 KV_TRAINED_LATENT = 32              # the MLA checkpoint's latent width; other widths get random weights
 KV_TRAINED_GQA = 2                  # the GQA checkpoint's KV heads
-KV_MAX_TEMPERATURE = 2.0
 KV_SCALE_MAX_BATCH = 1_024          # the on-paper scale-up (context bounds: CALC_MAX_CONTEXT)
 # Attention at scale (FlashAttention). Tiles: one seeded head small enough to read every cell.
 ATTN_FLASH_MAX_T = 64               # query and key length of the tiles view
@@ -153,6 +165,7 @@ TENSOR_MAX_ELEMENTS = 256           # elements of the tensor typed, and of every
 TENSOR_MAX_OPS = 12                 # lines of the operation chain
 TENSOR_MAX_OPS_CHARS = 2_000
 TENSOR_MAX_ARG = 1_000_000          # |a whole number typed as an argument|
+NUMFORMAT_MAX_ABS = 1e300           # |the value cast into each number format|
 MATMUL_DTYPES = ("fp32", "bf16", "fp16", "fp8")
 MATMUL_SWEEPS = ("square", "tokens")  # n×n by n×n | m tokens × a d×d weight, m varies
 MATMUL_CPU_SIZES = (16, 32, 64, 128, 256, 512, 1024)

@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 import torch
 
+from models.limits import NUMFORMAT_MAX_ABS
+
 
 @dataclass(frozen=True)
 class Format:
@@ -43,7 +45,6 @@ FORMATS = (
     Format("int8", torch.int8, 1, 0, 7),
 )
 _UINT = {32: torch.int32, 16: torch.int16, 8: torch.uint8}
-MAX_ABS_INPUT = 1e300
 
 
 @dataclass(frozen=True)
@@ -106,7 +107,7 @@ def cast(value: float, fmt: Format) -> Cast:
     ('rounded', 'overflow')
     """
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value \
-            or abs(value) > MAX_ABS_INPUT:
+            or abs(value) > NUMFORMAT_MAX_ABS:
         raise ValueError(f"value = {value!r} must be a finite number with |value| <= 1e300")
     x = torch.tensor([float(value)], dtype=torch.float64)
     if fmt.is_float:

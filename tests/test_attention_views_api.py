@@ -98,7 +98,7 @@ def test_next_token_filters(client):
     ("/attention_steps", dict(model="gpt2"), "model = 'gpt2': must be one of mha, gqa, mqa, mla"),
     ("/attention_scale", dict(multiplier=-2, scale="multiplied"), "multiplier = -2"),
     ("/attention_next", dict(temperature=-0.5), "temperature = -0.5"),
-    ("/attention_next", dict(top_p=0), "top-p = 0: must be a number above 0 and at most 1"),
+    ("/attention_next", dict(top_p=0), "top-p = 0: must be a number from 0.01 to 1"),
     ("/attention_next", dict(top_p=1.5), "top-p = 1.5"),
     ("/attention_next", dict(top_k=0), "top-k = 0: must be a whole number from 1 to 61"),
     # Regression: a whole-number box rounded a fraction silently (2.5 drew top-k = 2).

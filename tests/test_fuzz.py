@@ -22,7 +22,7 @@ BASELINE = {
     "kv_generate": {"prompt": "The", "max_new_tokens": 2},
     "attention_cost": {"max_T": 1024, "head_dim": 16},
     "compute_matmul": {"dtypes": ["fp32"]},
-    "stability_sweep": {"n_lrs": 1, "steps": 4, "d_model": 16},
+    "stability_sweep": {"n_lrs": 1, "steps": 10, "d_model": 16},
     "compute_mfu": {"n_layers": 1, "d_model": 32, "seq_len": 16, "batch": 1, "steps": 2},
 }
 # Streaming endpoints: a call is accepted once its first update arrives; it is then cancelled.

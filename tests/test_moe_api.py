@@ -210,7 +210,7 @@ def test_figures_follow_the_browser_language(server_url):
 @pytest.mark.parametrize("changes,message", [
     (dict(top_k=8, experts=4), "top-k = 8 must be at most the number of experts, 4"),
     (dict(experts=0), "experts E = 0: must be a whole number from 2 to 64"),   # the handler checks the bounds
-    (dict(use_capacity=True, capacity=0.0), "capacity factor = 0: must be a number above 0"),
+    (dict(use_capacity=True, capacity=0.0), "capacity factor = 0: must be a number from 0.05 to 8"),
     (dict(d_model=4096), "d_model = 4096: must be a whole number from 1 to 128"),
     (dict(expert_kind="gelu"), "expert FFN = 'gelu': must be one of swiglu, relu"),
     (dict(text="w " * 300), "at most 256"),
@@ -233,8 +233,8 @@ def test_activation_bad_input(client, changes, message):
 
 @pytest.mark.parametrize("changes,message", [
     (dict(top_k=4, experts=2), "top-k = 4 must be at most the number of experts, 2"),
-    (dict(use_capacity=True, capacity=0.0), "capacity factor = 0: must be a number above 0"),
-    (dict(steps=5000), "steps = 5000: must be a whole number from 1 to 600"),
+    (dict(use_capacity=True, capacity=0.0), "capacity factor = 0: must be a number from 0.05 to 8"),
+    (dict(steps=5000), "steps = 5000: must be a whole number from 10 to 600"),
 ])
 def test_train_bad_input(client, changes, message):
     with pytest.raises(AppError, match=message):

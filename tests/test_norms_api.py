@@ -136,7 +136,7 @@ def test_bad_gradient_input_gives_a_clear_message(client, changes, message):
     (dict(lr=0), r"learning rate = 0: must be a number above 0 and at most 10"),
     (dict(lr=-1), r"learning rate = -1: must be a number above 0 and at most 10"),
     (dict(lr=1e6), r"learning rate = 1e\+06: must be a number above 0 and at most 10"),
-    (dict(steps=100_000), "steps = 100000: must be a whole number from 1 to 600"),
+    (dict(steps=100_000), "steps = 100000: must be a whole number from 10 to 600"),
 ])
 def test_bad_training_input_gives_a_clear_message(client, changes, message):
     with pytest.raises(AppError, match=message):

@@ -205,7 +205,7 @@ BAD = [
     ("/rope_conventions", dict(base=1), "base = 1: must be a number above 1"),
     ("/positions_compare", dict(d_model=7), "d_model = 7 is odd"),
     ("/positions_compare", dict(base=0), "base = 0: must be a number above 1"),
-    ("/positions_compare", dict(n_heads=0), "heads = 0: must be a whole number from 1 to 128"),
+    ("/positions_compare", dict(n_heads=0), "heads = 0: must be a whole number from 1 to 64"),
 ]
 
 @pytest.mark.parametrize("name,changes,message", BAD)

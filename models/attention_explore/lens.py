@@ -11,7 +11,7 @@ from models.attention_explore.trained import encode_prompt, probed_forward, trai
 from models.checks import whole
 from models.device import Timing, timed
 from models.generation import Filtered, check_sampling, filter_logits, generate
-from models.limits import SEED_MAX
+from models.limits import ATTN_MAX_CONTINUE, SEED_MAX
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ def next_token(variant: str, prompt: str, temperature: float = 1.0, top_k: int |
     ids = encode_prompt(loaded, prompt)
     model, cfg = loaded.model, loaded.model.config
     temperature, top_k, top_p = check_sampling(temperature, top_k, top_p, cfg.vocab_size)
-    n_more = whole("attn_next_continue", continue_chars, 0, cfg.max_seq_len - len(ids))
+    n_more = whole("attn_next_continue", continue_chars, 0, min(ATTN_MAX_CONTINUE, cfg.max_seq_len - len(ids)))
     seed = whole("seed", seed, 0, SEED_MAX)
     dev = model.head.weight.device
     with timed(dev) as watch:
