@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, device_line, explain, finished, low_priority, stop_button
+from components.common import HEAVY, device_line, explain, finished, long_run, low_priority
 from components.i18n import lang_of, t
 from components.widgets import Radio, Slider, StepButton
 from components.wiring import event, grouped
@@ -480,13 +480,12 @@ def build() -> dict:
     # as a change too: a change made while training runs is not dropped, and trains once that one ends.
     # (An upload event of its own would train beside it: two runs streaming into one status and its figures.)
     retrain = [ui.train.click, ui.corpus.input, ui.merges.input, ui.split.input, ui.tie.input, ui.uploads.change]
-    trained = gr.on(retrain, api_name="bpe_train", trigger_mode="always_last", **main)
+    long_run(retrain, ui.stop, ui.status, api_name="bpe_train", trigger_mode="always_last", **main)
     # Gradio's input event misses a paste and a deletion: every change of the box is checked instead.
     ui.text.change(**event(set_custom, ui, ("corpus",)), trigger_mode="always_last", **private)
     # No progress on the outputs: a refused file would leave a red "Error" over the corpus and its text,
     # covering the radios, until the page was reloaded (the toast says what was wrong).
     ui.upload.upload(**event(read_upload, ui, ("text", "corpus", "uploads")), **private)
-    stop_button(ui.stop, trained, ui.status)
 
     gr.on([ui.step.input], trigger_mode="always_last",                        # follows a drag and a typed number
           **event(fit_step, ui, ("step",)), **private).then(api_name="bpe_step", **event(show_step, ui, VIEW), **quiet)

@@ -193,8 +193,8 @@ def build() -> dict:
                                            elem_id="calc_wdtype")
                 ui.kv_dtype = Dropdown(list(DTYPE_BYTES), value=RUN.kv_dtype, label=t("calc_kvdtype"),
                                        elem_id="calc_kvdtype")
-                ui.train_tokens = Number(RUN.train_tokens, minimum=1, maximum=CALC_MAX_TRAIN_TOKENS, label=t("calc_tokens"),
-                                         elem_id="calc_tokens")
+                ui.train_tokens = Number(RUN.train_tokens, minimum=1, maximum=CALC_MAX_TRAIN_TOKENS,
+                                         label=t("calc_tokens"), elem_id="calc_tokens")
                 ui.recipe = Radio([(t(f"calc_recipe_{r}"), r) for r in OPTIMIZER_RECIPES], value=RUN.recipe,
                                   label=t("calc_recipe"), elem_id="calc_recipe")
                 ui.recompute = Radio([(t(f"calc_c_{r}"), r) for r in RECOMPUTE], value=RUN.recompute,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 from collections.abc import Callable, Iterator
 
 import gradio as gr
@@ -79,6 +80,25 @@ def stop_button(stop: gr.Button, run, status: gr.components.Component) -> None:
     itself, and a Stop pressed after that leaves its line."""
     stop.click(None, None, None, cancels=[run], api_visibility="private")
     stop.click(stopped, status, status, api_visibility="private", show_progress="hidden")
+
+
+def long_run(triggers: list, stop: gr.Button, status: gr.components.Component, **listener):
+    """Wire a long run, ``gr.on(triggers, **listener)`` (on :data:`HEAVY`, its fn wrapped in
+    :func:`says_done`), with its ``stop`` button (:func:`stop_button`); return the run's dependency.
+
+    Before the run's own listener, ``status`` reads "…" at once, set in the page without a request (a
+    trigger's listeners run in the order they were added): a Stop pressed before the run's first update
+    then marks this run stopped, where it kept the last run's "✓ Done". A run refused before it starts
+    puts the line back; one that has said anything keeps what it said (a cancelled run may end as failed)."""
+    if not status.elem_id:
+        raise ValueError("a long run's status needs an elem_id: the page keeps its last line under it")
+    kept = f"(window.__runLines ??= {{}})[{json.dumps(status.elem_id)}]"
+    private = dict(api_visibility="private", show_progress="hidden", queue=False)
+    gr.on(triggers, None, status, status, js=f"(line) => {{ {kept} = line; return '…'; }}", **private)
+    run = gr.on(triggers, **listener)
+    run.failure(None, status, status, js=f"(line) => line === '…' ? ({kept} ?? '') : line", **private)
+    stop_button(stop, run, status)
+    return run
 
 
 def device_line(elem_id: str | None = None) -> gr.Textbox:

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, device_line, explain, low_priority, says_done, stop_button
+from components.common import HEAVY, device_line, explain, long_run, low_priority, says_done
 from components.i18n import lang_of, t
 from components.widgets import Dropdown, Number, Radio, Slider
 from components.wiring import event, join_draws
@@ -216,9 +216,8 @@ def build() -> dict:
                         **event(slider_to_variant, ui, ("attention",))).then(
         api_visibility="private", trigger_mode="always_last", **plan)
 
-    run = ui.generate.click(api_name="kv_generate", show_progress="hidden", **HEAVY,
-                            **event(says_done(kv_generate), ui, ("text", "status", "cache", "growth", "device")))
-    stop_button(ui.stop, run, ui.status)
+    long_run([ui.generate.click], ui.stop, ui.status, api_name="kv_generate", show_progress="hidden", **HEAVY,
+             **event(says_done(kv_generate), ui, ("text", "status", "cache", "growth", "device")))
 
     scale_outputs = ("scale", "scale_md", "layouts", "layouts_md")
     gr.on([ui.preset.input, ui.context.submit, ui.context.blur, ui.batch.submit, ui.batch.blur, ui.dtype.input],

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, device_line, explain, low_priority, says_done, stop_button
+from components.common import HEAVY, device_line, explain, long_run, low_priority, says_done
 from components.i18n import lang_of, t
 from components.widgets import Number, Radio, Slider
 from components.wiring import event, grouped, join_draws
@@ -135,7 +135,8 @@ def moe_train(layer: dict, run: dict, request: gr.Request = None):
         aux_coef=number("moe_aux_coef", layer["aux_coef"], 0, MOE_TRAIN_MAX_AUX),
         z_coef=number("moe_z_coef", layer["z_coef"], 0, MOE_TRAIN_MAX_Z),
         capacity_factor=_capacity(layer["use_capacity"], layer["capacity"]),
-        steps=whole("steps", run["steps"], MOE_TRAIN_MIN_STEPS, MOE_TRAIN_MAX_STEPS), seed=whole("seed", run["seed"], 0, SEED_MAX),
+        steps=whole("steps", run["steps"], MOE_TRAIN_MIN_STEPS, MOE_TRAIN_MAX_STEPS),
+        seed=whole("seed", run["seed"], 0, SEED_MAX),
         compare=flag("moe_compare", run["compare"]))
     shown = 0.0
     # A low-priority process on the CPU (the instant tabs keep the CPU and the GIL); a thread on CUDA.
@@ -289,7 +290,6 @@ def _train_view() -> SimpleNamespace:
             ui.chars_plot = gr.Plot(label=t("moe_train_chars_plot"), elem_id="moe_train_chars")
             ui.device = device_line()
             explain("moe_train_explain")
-    run = ui.train.click(api_name="moe_train", show_progress="hidden", **HEAVY,
-                         **event(says_done(moe_train), ui, TRAIN_OUTPUTS))
-    stop_button(ui.stop, run, ui.status)
+    long_run([ui.train.click], ui.stop, ui.status, api_name="moe_train", show_progress="hidden", **HEAVY,
+             **event(says_done(moe_train), ui, TRAIN_OUTPUTS))
     return ui

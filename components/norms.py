@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import gradio as gr
 
 from components import norms_stability
-from components.common import HEAVY, device_line, explain, low_priority, says_done, stop_button
+from components.common import HEAVY, device_line, explain, long_run, low_priority, says_done
 from components.i18n import lang_of, t
 from components.widgets import CheckboxGroup, Number, Radio, Slider, fit_sliders
 from components.wiring import event, fit_then_draw, grouped, join_draws
@@ -182,8 +182,8 @@ def build() -> dict:
             grads.n_layers = Slider(NORM_MIN_LAYERS, NORM_MAX_LAYERS, value=12, step=1, label=t("norm_layers"),
                                     elem_id="norm_layers")
             with gr.Row():
-                grads.d_model = Slider(NORM_MIN_D_MODEL, NORM_MAX_D_MODEL, value=GRAD_D_MODEL, step=16, label=t("norm_width"),
-                                       elem_id="norm_width")
+                grads.d_model = Slider(NORM_MIN_D_MODEL, NORM_MAX_D_MODEL, value=GRAD_D_MODEL, step=16,
+                                       label=t("norm_width"), elem_id="norm_width")
                 grads.n_heads = Slider(1, NORM_MAX_HEADS, value=4, step=1, label=t("norm_heads"),
                                        elem_id="norm_heads")
             grads.norm = Radio([(t(f"norm_{k}"), k) for k in NORMS], value="layernorm", label=t("norm_kind"),
@@ -255,9 +255,8 @@ def build() -> dict:
            grads.seed.submit, grads.seed.blur], api_name="norm_gradients", trigger_mode="always_last",
           show_progress="hidden", **HEAVY, **event(norm_gradients, grads, ("grads_plot", "summary", "device")))
     sweep.click(api_name="norm_depth_sweep", **HEAVY, **event(norm_depth_sweep, grads, ("sweep_plot", "device")))
-    running = run.click(api_name="norm_train", show_progress="hidden", **HEAVY,
-                        **event(says_done(norm_train), train, ("train_plot", "findings", "status")))
-    stop_button(stop, running, train.status)
+    long_run([run.click], stop, train.status, api_name="norm_train", show_progress="hidden", **HEAVY,
+             **event(says_done(norm_train), train, ("train_plot", "findings", "status")))
     draw_axes = event(norm_axes, axes, ("axes_plot", "axes_check", "axes_device"), show_progress="hidden")
     gr.on([axes.item.input, axes.token.input, axes.feature.input, axes.seed.submit, axes.seed.blur],
           api_name="norm_axes", trigger_mode="always_last", **draw_axes)

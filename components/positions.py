@@ -325,7 +325,8 @@ def build() -> dict:
                 with gr.Column(scale=1, min_width=280):
                     ui.train_len = Number(4096, precision=0, minimum=1, maximum=POS_MAX_POSITION,
                                           label=t("pos_freq_train"), elem_id="pos_freq_train")
-                    ui.span = Slider(POS_MIN_SPAN, POS_MAX_HEATMAP, value=128, step=1, label=t("pos_span"), elem_id="pos_span")
+                    ui.span = Slider(POS_MIN_SPAN, POS_MAX_HEATMAP, value=128, step=1, label=t("pos_span"),
+                                     elem_id="pos_span")
                 with gr.Column(scale=3):
                     ui.freq_plot = gr.Plot(label=t("pos_freq_plot"), elem_id="pos_freq_plot")
         with gr.Tab(t("pos_sub_extrapolation"), id="extrapolation", elem_id="pos_sub_extrapolation") as tabs["extrapolation"]:
@@ -354,7 +355,8 @@ def build() -> dict:
                 with gr.Column(scale=1, min_width=280):
                     ui.diagram_dim = Slider(2, POS_MAX_DIAGRAM_DIM, value=8, step=2, label=t("pos_conv_dim"),
                                             elem_id="pos_conv_dim")
-                    ui.position = Slider(0, POS_DIAGRAM_MAX_POSITION, value=1, step=1, label=t("pos_conv_m"), elem_id="pos_conv_m")
+                    ui.position = Slider(0, POS_DIAGRAM_MAX_POSITION, value=1, step=1, label=t("pos_conv_m"),
+                                         elem_id="pos_conv_m")
                 with gr.Column(scale=3):
                     ui.pairing_plot = gr.Plot(label=t("pos_pairing_plot"), elem_id="pos_pairing_plot")
                     ui.matrices_plot = gr.Plot(label=t("pos_matrices_plot"), elem_id="pos_matrices_plot")
@@ -363,8 +365,8 @@ def build() -> dict:
             gr.Markdown(t("pos_compare_note"))
             with gr.Row():
                 with gr.Column(scale=1, min_width=280):
-                    ui.compare_len = Slider(POS_MIN_COMPARE_LEN, POS_MAX_COMPARE_LEN, value=32, step=1, label=t("pos_cmp_T"),
-                                            elem_id="pos_cmp_T")
+                    ui.compare_len = Slider(POS_MIN_COMPARE_LEN, POS_MAX_COMPARE_LEN, value=32, step=1,
+                                            label=t("pos_cmp_T"), elem_id="pos_cmp_T")
                     ui.d_model = Slider(2, POS_MAX_D_MODEL, value=64, step=2, label=t("pos_cmp_d"), elem_id="pos_cmp_d")
                     ui.n_heads = Slider(1, POS_COMPARE_MAX_HEADS, value=8, step=1, label=t("pos_cmp_heads"),
                                         elem_id="pos_cmp_heads")

@@ -106,7 +106,9 @@ def test_measure_the_cost_then_stop_a_long_sweep(page, server_url, shot):
     page.locator("#attn_max_T input").click()
     page.get_by_role("option", name=re.compile("^auto")).click()
     page.locator("#attn_measure").click()
-    expect(page.locator("#attn_cost_device :is(input, textarea)")).to_have_value(re.compile(r"…$"), timeout=60_000)
+    # "…" alone is the page's mark of a run not yet begun (components.common.long_run): wait for a measurement.
+    expect(page.locator("#attn_cost_device :is(input, textarea)")).to_have_value(re.compile(r"[\d.]+ s …$"),
+                                                                             timeout=60_000)
     page.locator("#attn_stop").click()
     stopped = wait_until_still(page, "#attn_cost_device :is(input, textarea)", quiet_ms=4000)
     # Regression: the line kept its "…" after Stop, as if the sweep still ran, and nothing said it had stopped.

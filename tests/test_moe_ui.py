@@ -105,3 +105,40 @@ def test_chinese_ui_and_a_clear_error(browser, server_url, shot):
     expect(page.locator(".toast-body").first).to_contain_text("top-k = 3 不能超过专家数 2", timeout=30_000)
     shot(page, "moe-route-zh")
     context.close()
+
+
+def test_stop_before_the_first_update_marks_this_run_and_a_refused_run_keeps_the_line(page, server_url,
+                                                                                         monkeypatch):
+    """A Stop pressed before a run's first update said nothing of it: the last run's "✓ Done" stayed
+    (components.common.long_run). The run here is held before its worker starts, until after Stop."""
+    import threading
+
+    from components import moe
+
+    page.goto(f"{server_url}?tab=moe")
+    page.locator("[data-tab-id=moe_train]").click()
+    status = page.locator("#moe_train_status")
+    set_number(page, "moe_steps", 10)
+    page.locator("#moe_compare label").click()                       # one run, not two
+    page.locator("#moe_train_button").click()
+    expect(status).to_contain_text(re.compile(r"^\s*✓ Done · step \*?\*?10 / 10"), timeout=120_000)
+    done = status.inner_text()
+
+    release = threading.Event()
+
+    def held(*args, **kwargs):
+        release.wait(60)
+        raise RuntimeError("released after Stop: never shown")
+    monkeypatch.setattr(moe, "low_priority", held)
+    page.locator("#moe_train_button").click()
+    expect(status).to_have_text("…", timeout=10_000)                 # set in the page, before the run starts
+    page.locator("#moe_stop").click()
+    expect(status).to_have_text(re.compile(r"^\s*■ Stopped\s*$"), timeout=30_000)
+    release.set()
+
+    set_number(page, "moe_train_experts", 2)
+    set_number(page, "moe_train_top_k", 3)                           # refused: top-k 3 of 2 experts
+    page.locator("#moe_train_button").click()
+    expect(page.locator(".toast-body.error").first).to_contain_text("top-k = 3", timeout=30_000)
+    expect(status).to_have_text(re.compile(r"^\s*■ Stopped\s*$"), timeout=10_000)   # its line back
+    assert done.startswith("✓ Done")
