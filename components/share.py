@@ -107,17 +107,27 @@ def encode(tab_id: str, controls: dict, values: list, leave_out: Iterable[str] =
     for (elem_id, comp), value in zip(controls.items(), values):
         if elem_id in leave_out:
             continue
-        if isinstance(value, bool):
-            params[elem_id] = "true" if value else "false"
-        elif isinstance(value, float) and value.is_integer():
-            params[elem_id] = str(int(value))
-        elif isinstance(value, list):
+        if isinstance(value, list):
             params[elem_id] = json.dumps(value, ensure_ascii=False)
         elif _too_long(value):
             continue                                   # too long for a link: the default stays
         elif value is not None:
-            params[elem_id] = str(value)
+            params[elem_id] = _text(value)
     return urlencode(params)
+
+
+def _text(value) -> str:
+    """One value as a link writes it, and as :func:`decode` reads a choice back: a flag as ``true`` or
+    ``false``, a whole float without its ``.0``.
+
+    >>> _text(True), _text(80.0), _text(0.5), _text("pre")
+    ('true', '80', '0.5', 'pre')
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def _choice_values(comp) -> list:
@@ -147,9 +157,10 @@ def decode(comp, raw: str):
             raise ValueError(raw)
         return values
     if isinstance(comp, (gr.Radio, gr.Dropdown)):
-        if raw not in [str(v) for v in _choice_values(comp)]:
-            raise ValueError(raw)
-        return next(v for v in _choice_values(comp) if str(v) == raw)
+        for value in _choice_values(comp):
+            if raw in (_text(value), str(value)):        # 80 as a link writes it, 80.0 as a hand might
+                return value
+        raise ValueError(raw)
     if len(raw) > MAX_TEXT_IN_URL:
         raise ValueError(raw)
     return raw
@@ -168,7 +179,7 @@ def allowed(comp, lang: str = "en") -> str:
         return tr(lang, "share_bad_range", low=f"{low:g}" if low is not None else "−∞",
                   high=f"{high:g}" if high is not None else "∞")
     if isinstance(comp, (gr.Radio, gr.Dropdown, gr.CheckboxGroup)):
-        return ", ".join(str(v) for v in _choice_values(comp))
+        return ", ".join(_text(v) for v in _choice_values(comp))
     return tr(lang, "share_bad_text", n=MAX_TEXT_IN_URL)
 
 

@@ -290,3 +290,29 @@ def test_every_checkbox_a_handler_checks_is_named_in_both_languages():
     table = catalog()
     missing = {loc: sorted(n for n in names if f"term_{n}" not in table[loc]) for loc in LOCALES}
     assert missing == {loc: [] for loc in LOCALES}
+
+
+def test_every_choice_a_link_writes_reads_back():
+    """Regression: a Calculator link wrote ``calc_gpu=80`` (a whole float without its ``.0``) and opening it
+    refused the value against the choices "24.0, 40.0, … 141.0": every such link warned, and 141 GiB went
+    back to 80. Each choice of every shareable radio and dropdown, and each default, goes through a link."""
+    from urllib.parse import parse_qs
+
+    import app
+    from components.share import controls_of, decode, encode
+
+    checked = 0
+    for tab in app.demo.blocks.values():
+        if not (isinstance(tab, gr.Tab) and (tab.elem_id or "").startswith("tab_")):
+            continue
+        for elem_id, comp in controls_of(tab).items():
+            values = [c[1] if isinstance(c, (tuple, list)) else c for c in (getattr(comp, "choices", None) or [])]
+            multiple = isinstance(comp, gr.CheckboxGroup) or getattr(comp, "multiselect", False)
+            for value in ([values] if multiple else values) + [comp.value]:
+                query = encode("t", {elem_id: comp}, [value])
+                if elem_id not in query:
+                    continue                                # too long for a link, or empty: the default stays
+                raw = parse_qs(query)[elem_id][0]
+                assert decode(comp, raw) == value, (elem_id, value, raw)
+                checked += 1
+    assert checked > 150, checked
