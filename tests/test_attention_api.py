@@ -81,7 +81,8 @@ def test_bad_input_gives_a_clear_message_and_server_keeps_serving(client, change
 
 
 def test_cost_sweep_measures_and_names_the_backend(client):
-    cost_plot, kv_plot, status, device = client.predict(max_T=1024, head_dim=32, heads=2, batch=1,
+    # The largest T as text, as the API describes its choices (Literal['auto', '1024', …]); it was refused.
+    cost_plot, kv_plot, status, device = client.predict(max_T="1024", head_dim=32, heads=2, batch=1,
                                                         api_name="/attention_cost")
     backend = "the CPU's fused flash kernel" if device.startswith("cpu") else ""
     assert f"SDPA ran **{backend}" in status
