@@ -16,6 +16,7 @@ import gradio as gr
 from components import attention, bpe, calculator, kv, masks, moe, norms, positions, share, tensors, widgets
 from components.i18n import build_i18n, t
 from components.toasts import TOAST_JS
+from components.touch import TOUCH_JS
 
 # (tab id, label key, module) in the order a learner meets them, from text to tokens to a whole model.
 # Deleting a tab is deleting its line here and its module.
@@ -125,8 +126,10 @@ THEME = gr.themes.Soft(font=["Inter", "ui-sans-serif", "system-ui", "WenQuanYi M
 # "Expected a `float`, but the value passed ... was 'abc'" instead of a generic failure.
 WARM_UP_AFTER_S = 1.0
 FORKSERVER_WAIT_S = 60.0                         # warm_up waits this long at most for the forkserver's imports
-# js: error toasts show the newest message under a translated title (components/toasts.py).
-LAUNCH_KWARGS = dict(i18n=i18n, theme=THEME, css=CSS, js=TOAST_JS, max_file_size="1mb", show_error=True,
+# js, once when the page loads: error toasts show the newest message under a translated title
+# (components/toasts.py); on a touch screen a swipe over a figure scrolls (components/touch.py).
+PAGE_JS = "() => { [%s].forEach((run) => run()); }" % ", ".join(s.strip() for s in (TOAST_JS, TOUCH_JS))
+LAUNCH_KWARGS = dict(i18n=i18n, theme=THEME, css=CSS, js=PAGE_JS, max_file_size="1mb", show_error=True,
                      footer_links=["api", "gradio", "settings"])
 
 
