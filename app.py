@@ -111,6 +111,12 @@ CSS = """
   /* (Gradio's block hides its overflow in its style attribute: without !important the rest of the figure was cut off.) */
   div:has(> .js-plotly-plot) { overflow-x: auto !important; }
   .js-plotly-plot { min-width: 840px; }
+  /* A figure's name takes its own line above the figure, and stays in view as the box scrolls: floated over
+     the figure it wrapped to two lines on a phone and hid the figure's title (which may hold the result). */
+  .block:has(> .js-plotly-plot) > [data-testid="block-label"] {
+    position: sticky; left: var(--block-label-margin); top: auto;
+    margin: var(--block-label-margin) 0 4px var(--block-label-margin);
+  }
   /* A Markdown table wider than its column scrolls sideways too, and its cells break between words:
      Gradio's prose breaks anywhere, which on a phone stacked each word of a squeezed column letter by letter. */
   .prose table { display: block; overflow-x: auto; }

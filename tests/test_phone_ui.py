@@ -3,7 +3,7 @@ import pytest
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
-APP_TABS = ("positions",)                 # this tab alone (conftest.server_url)
+APP_TABS = ("positions", "moe")          # these tabs alone (conftest.server_url)
 
 HEATMAP = "#pos_relative_plot .js-plotly-plot"
 FIGURE = """() => { const g = document.querySelector('%s'); let box = g.parentElement;
@@ -56,3 +56,35 @@ def test_a_swipe_over_a_figure_scrolls_the_page_and_its_box(browser, server_url,
     page.goto(f"{server_url}?tab=positions&view=relative")
     expect(page.locator(HEATMAP)).to_be_visible(timeout=60_000)
     assert page.locator(HEATMAP).evaluate("g => g._fullLayout.dragmode") == "zoom"
+
+
+def test_a_figures_name_leaves_its_title_in_view(browser, server_url):
+    """Regression: a figure's name, floated over its top left, wrapped to two lines on a phone and hid the
+    figure's title, which may hold the result (the MoE routing figure's; 11 figures in English)."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    phone = context.new_page()
+    phone.goto(f"{server_url}?tab=moe&view=moe_route")
+    expect(phone.locator("#moe_route_plot .js-plotly-plot .gtitle")).to_be_visible(timeout=60_000)
+    overlaps = phone.evaluate("""() => [...document.querySelectorAll('.block:has(> .js-plotly-plot)')]
+        .filter((block) => block.offsetParent && block.querySelector('.gtitle'))
+        .map((block) => [block.id, block.querySelector('[data-testid="block-label"]').getBoundingClientRect(),
+                         block.querySelector('.gtitle').getBoundingClientRect()])
+        .filter(([, label, title]) => label.bottom > title.top && label.right > title.left)
+        .map(([id]) => id)""")
+    assert overlaps == []
+    context.close()
+
+
+def test_an_empty_figures_message_is_whole_on_a_phone(browser, server_url):
+    """Regression: the message of a figure waiting for its run was centred in the figure's 840 px, so a phone
+    showed "Press “Train”: each expert's sha" and "… and here the loa"."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    phone = context.new_page()
+    phone.goto(f"{server_url}?tab=moe&view=moe_train")
+    messages = phone.locator("#moe_train_load .annotation-text, #moe_train_curves .annotation-text")
+    expect(messages.first).to_contain_text("Press “Train”", timeout=60_000)
+    cut = phone.evaluate("""() => [...document.querySelectorAll('#moe_train_load, #moe_train_curves')].map((block) => {
+        const text = block.querySelector('.annotation-text').getBoundingClientRect();
+        return text.right - block.getBoundingClientRect().right; }).filter((past) => past > 0)""")
+    assert cut == []                                               # px past the visible box, per figure
+    context.close()

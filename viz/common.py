@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 import unicodedata
 from typing import Iterable
 
@@ -177,14 +178,39 @@ def label_margin(labels: Iterable[str], *, pad: int = 14, mono: bool = False) ->
     return round(max(text_px(label, mono=mono) for label in labels)) + pad
 
 
+def wrapped(text: str, width: float, size: float = 12) -> str:
+    """``text`` in lines at most ``width`` px wide (:func:`text_px`) joined by ``<br>``, broken between words
+    and between any two CJK characters (Chinese has no spaces to break at).
+
+    >>> wrapped("Press Train: each expert's share", 120), wrapped("点击开始训练：每个专家", 60)
+    ("Press Train:<br>each expert's<br>share", '点击开始训<br>练：每个专<br>家')
+    """
+    words = re.findall(r"[^\s\u2e80-\u9fff\uff00-\uffef]+|[\u2e80-\u9fff\uff00-\uffef]|\s+", text)
+    lines, line = [], ""
+    for word in words:
+        joined = line + word
+        if line and not word.isspace() and text_px(joined.rstrip(), size) > width:
+            lines.append(line.rstrip())
+            line = word
+        elif line or not word.isspace():
+            line = joined
+    return "<br>".join(lines + [line.rstrip()])
+
+
+# An empty figure's message stays within what a phone shows of the figure's box (its left ~330 px).
+WAITING_WIDTH_PX = 280
+
+
 def waiting(message: str, *, height: int = 300) -> go.Figure:
-    """A figure that is empty until its long run starts, saying what fills it.
+    """A figure that is empty until its long run starts, saying what fills it: at its left, in lines a
+    phone shows whole (centred in a figure 840 px wide, a phone showed "Press Measure: the poin").
 
     >>> waiting("press Train")["layout"]["annotations"][0]["text"]
     'press Train'
     """
-    layout = base_layout(height=height) | {
+    layout = base_layout(height=height, margin={"l": 20}) | {
         "xaxis": {"visible": False}, "yaxis": {"visible": False},
-        "annotations": [{"text": message, "x": 0.5, "y": 0.5, "xref": "paper", "yref": "paper", "showarrow": False,
+        "annotations": [{"text": wrapped(message, WAITING_WIDTH_PX, 14), "x": 0, "xanchor": "left", "align": "left",
+                         "y": 0.5, "xref": "paper", "yref": "paper", "showarrow": False,
                          "font": {"size": 14, "color": "#6b7280"}}]}
     return figure([], layout)
