@@ -82,7 +82,7 @@ STRINGS = {
         'norm_axes_b': 'Highlight: item',
         'norm_axes_t': 'token',
         'norm_axes_f': 'feature',
-        'norm_axes_plot': 'Normalisation groups',
+        'norm_axes_plot': 'Normalization groups',
         'norm_summary': 'What the figure shows',
         # figures and the text beside them (viz/norms.py)
         'norm_fig_wait_grads': 'Measuring the gradients: one backward pass per placement …',

@@ -125,7 +125,7 @@ Only $m-n$ is left: absolute positions go in, a relative position comes out, and
         "pos_fig_t_safe": "every angle seen in training up to",
         "pos_fig_c_original": "nothing (base {b})", "pos_fig_c_pi": "positions m → m/s",
         "pos_fig_c_ntk": "base → base·s<sup>d/(d−2)</sup> = {b}",
-        "pos_fig_c_llama3": "frequency kept where λ < L/{h}, divided by s where λ > L/{l}, blended between",
+        "pos_fig_c_llama3": "frequency kept where λ < L/{h} = {Lh}, divided by s where λ > L/{l} = {Ll}, blended between",
         "pos_fig_all_turned": "∞ (every pair turned fully in training)",
         "pos_fig_ext_note": "s = {s}, L = {L}: the target context is s·L = {T} tokens.",
         # figures (viz.positions_compare)
@@ -311,7 +311,7 @@ $$\langle f(q,m), f(k,n)\rangle = \mathrm{Re}\sum_i q^{(i)}\,\overline{k^{(i)}}\
         "pos_fig_t_safe": "所有角度都在训练中见过的最远距离",
         "pos_fig_c_original": "不变（底数 {b}）", "pos_fig_c_pi": "位置 m → m/s",
         "pos_fig_c_ntk": "底数 → 底数·s<sup>d/(d−2)</sup> = {b}",
-        "pos_fig_c_llama3": "λ < L/{h} 处频率不变，λ > L/{l} 处频率除以 s，中间线性过渡",
+        "pos_fig_c_llama3": "λ < L/{h} = {Lh} 处频率不变，λ > L/{l} = {Ll} 处频率除以 s，中间线性过渡",
         "pos_fig_all_turned": "∞（训练中每一对都转满了一圈）",
         "pos_fig_ext_note": "s = {s}，L = {L}：目标上下文为 s·L = {T} 个词元。",
         # figures (viz.positions_compare)

@@ -374,7 +374,8 @@ def extrapolation_markdown(methods: list[str], bases: dict[str, float], fastest:
     header = [tr(lang, f"pos_fig_{k}") for k in ("t_method", "t_change", "t_fast", "t_safe")]
     rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for m in methods:
-        change = tr(lang, f"pos_fig_c_{m}", h=num(high), l=num(low), b=num(bases[m], 6))
+        change = tr(lang, f"pos_fig_c_{m}", h=num(high), l=num(low), b=num(bases[m], 6),
+                    Lh=f"{train_len / high:,.4g}", Ll=f"{train_len / low:,.4g}")
         reach = f"{safe[m]:,.0f}" if math.isfinite(safe[m]) else tr(lang, "pos_fig_all_turned")
         rows.append(f"| {tr(lang, 'pos_fig_' + m)} | {change} | {num(fastest[m])} | {reach} |")
     note = tr(lang, "pos_fig_ext_note", s=num(factor), L=f"{train_len:,}", T=f"{target:,}")
