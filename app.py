@@ -118,9 +118,11 @@ CSS = """
     margin: var(--block-label-margin) 0 4px var(--block-label-margin);
   }
   /* A Markdown table wider than its column scrolls sideways too, and its cells break between words:
-     Gradio's prose breaks anywhere, which on a phone stacked each word of a squeezed column letter by letter. */
+     Gradio's prose breaks anywhere, which on a phone stacked each word of a squeezed column letter by letter.
+     Chinese has no spaces between words: keep-all breaks it at spaces and punctuation only, where a squeezed
+     column stacked it a character per line ("400 次合并内从未合成" in nine lines). */
   .prose table { display: block; overflow-x: auto; }
-  .prose th, .prose td { overflow-wrap: normal; word-break: normal; }
+  .prose th, .prose td { overflow-wrap: normal; word-break: keep-all; }
   /* A SHA-256 or another long identifier in a sentence's code breaks rather than run past its box. */
   .prose p code, .prose li code { overflow-wrap: anywhere; }
 }

@@ -3,7 +3,7 @@ import pytest
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.e2e
-APP_TABS = ("positions", "moe")          # these tabs alone (conftest.server_url)
+APP_TABS = ("positions", "moe", "tokenizer")     # these tabs alone (conftest.server_url)
 
 HEATMAP = "#pos_relative_plot .js-plotly-plot"
 FIGURE = """() => { const g = document.querySelector('%s'); let box = g.parentElement;
@@ -87,4 +87,24 @@ def test_an_empty_figures_message_is_whole_on_a_phone(browser, server_url):
         const text = block.querySelector('.annotation-text').getBoundingClientRect();
         return text.right - block.getBoundingClientRect().right; }).filter((past) => past > 0)""")
     assert cut == []                                               # px past the visible box, per figure
+    context.close()
+
+
+def test_a_chinese_table_keeps_its_phrases_on_a_phone(browser, server_url):
+    """Regression: a squeezed column of a Chinese table stacked its text a character per line (the browser may
+    break Chinese between any two characters): "400 次合并内从未合成" took nine lines. Cells now break at spaces
+    and punctuation only, and the table scrolls sideways in its box."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
+                                  locale="zh-CN")
+    phone = context.new_page()
+    phone.goto(f"{server_url}?tab=tokenizer")
+    expect(phone.locator("#bpe_chars table")).to_be_visible(timeout=60_000)
+    stacked = phone.evaluate("""() => [...document.querySelectorAll('#bpe_chars td, #bpe_chars th')]
+        .filter((cell) => /[\\u4e00-\\u9fff]{4}/.test(cell.textContent))
+        .filter((cell) => { const style = getComputedStyle(cell);
+            const text = cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+            return text < 3 * parseFloat(style.fontSize); })
+        .map((cell) => cell.textContent.trim())""")
+    assert stacked == []                                      # room for fewer than three characters a line
+    assert phone.evaluate("() => document.documentElement.scrollWidth") <= 390    # the page does not scroll
     context.close()
