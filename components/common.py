@@ -23,13 +23,16 @@ ENDED = ("■", "✓")                 # how a status line that Stop or the run'
 
 def stopped(status: str | None, request: gr.Request = None) -> str:
     """A long run's status line once Stop has ended it: said so first, what it showed last kept (less a
-    closing "…": nothing more comes); a run that had already ended keeps its line.
+    closing "…": nothing more comes); a run that had already ended keeps its line, and an empty line (no
+    run yet, or one refused before it started) stays empty. "…" alone is a run not yet begun (:func:`long_run`).
 
     >>> stopped("66 / 300 · cpu · 12 ms"), stopped("cpu · 10.8 s …"), stopped("✓ Done · 300 / 300")
     ('■ Stopped · 66 / 300 · cpu · 12 ms', '■ Stopped · cpu · 10.8 s', '✓ Done · 300 / 300')
+    >>> stopped("…"), stopped("")
+    ('■ Stopped', '')
     """
-    if status and status.lstrip().startswith(ENDED):
-        return status
+    if not (status or "").strip() or status.lstrip().startswith(ENDED):
+        return status or ""
     said = tr(lang_of(request), "run_stopped")
     status = (status or "").removesuffix("…").rstrip()
     return f"■ {said} · {status}" if status else f"■ {said}"

@@ -120,3 +120,15 @@ def test_chinese_mla_and_a_clear_error(browser, server_url, shot):
     page.locator("#kv_generate").click()
     expect(page.locator(".toast-body").first).to_contain_text("以下字符不在其中", timeout=30_000)     # in Chinese
     context.close()
+
+
+def test_a_refused_generation_then_stop_says_nothing_ran(page, server_url):
+    """Regression: a Generate refused before it started (511 new tokens after a 24-character prompt: 535 of a
+    512-token context) put the empty line back, and a Stop after it wrote "■ Stopped" though nothing ran."""
+    open_tab(page, server_url, "KV cache")
+    set_slider(page, "kv_new_tokens", 511)
+    page.locator("#kv_generate").click()
+    expect(page.locator(".toast-body.error").first).to_contain_text("plus 511 new tokens is 535", timeout=30_000)
+    page.locator("#kv_stop").click()
+    page.wait_for_timeout(1_500)                                          # Stop's mark is a request away
+    assert page.locator("#kv_status").inner_text().strip() == ""
