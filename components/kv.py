@@ -8,8 +8,8 @@ import gradio as gr
 
 from components.common import HEAVY, device_line, explain, long_run, low_priority, says_done
 from components.i18n import lang_of, t
-from components.widgets import Dropdown, Number, Radio, Slider
-from components.wiring import event, join_draws
+from components.widgets import Dropdown, Number, Radio, Slider, fit_slider
+from components.wiring import event, fit_then_draw, join_draws
 from locales import tr
 from models.calculator import PRESETS
 from models.checks import choice, number, whole
@@ -36,6 +36,21 @@ def _checked(prompt, attention, n_kv_heads, kv_latent_dim, max_new_tokens):
     whole("kv_latent_dim", kv_latent_dim, 1, KV_MAX_LATENT)
     config = tiny_config(attention, 1, n_kv_heads=n_kv_heads, kv_latent_dim=kv_latent_dim)
     return config, check_prompt(prompt, max_new_tokens)
+
+
+def fit_new_tokens(prompt: str = DEFAULT_PROMPT, max_new_tokens: int = DEFAULT_NEW_TOKENS) -> dict:
+    """The "New tokens" slider ends where the prompt leaves the context: 512 − its characters (a 24-character
+    prompt: 488); a value past the new end moves to it. It offered 511 after any prompt, refused as soon as
+    the prompt plus the new tokens passed 512.
+
+    >>> slider = fit_new_tokens("x" * 24, 500)["max_new_tokens"]
+    >>> slider["maximum"], slider["value"]
+    (488, 488)
+    """
+    if not isinstance(prompt, str):
+        return {}                                      # the plan names what is wrong with it
+    room = min(KV_MAX_NEW_TOKENS, KV_CONTEXT - max(len(prompt), 1))
+    return {"max_new_tokens": fit_slider("max_new_tokens", max_new_tokens, room)}
 
 
 def _formula(config, bytes_per_elem: int, tokens: str = "T") -> str:
@@ -205,8 +220,11 @@ def build() -> dict:
 
     plan_outputs = ("groups", "variant", "cache", "growth", "text", "device")
     plan = event(kv_plan, ui, plan_outputs, show_progress="hidden")
-    gr.on([ui.prompt.blur, ui.prompt.submit, ui.kv_latent_dim.input, ui.max_new_tokens.input], api_name="kv_plan",
-          trigger_mode="always_last", **plan)
+    gr.on([ui.kv_latent_dim.input, ui.max_new_tokens.input], api_name="kv_plan", trigger_mode="always_last", **plan)
+    # The prompt sets where "New tokens" ends: fitted first, then planned.
+    fit = event(fit_new_tokens, ui, ("max_new_tokens",), show_progress="hidden")
+    gr.on([ui.prompt.blur, ui.prompt.submit], api_visibility="private", trigger_mode="always_last", **fit).then(
+        api_visibility="private", trigger_mode="always_last", **plan)
     ui.attention.input(api_visibility="private", show_progress="hidden",
                        **event(variant_to_slider, ui, ("n_kv_heads",))).then(
         api_visibility="private", trigger_mode="always_last", **plan)
@@ -223,4 +241,4 @@ def build() -> dict:
     gr.on([ui.preset.input, ui.context.submit, ui.context.blur, ui.batch.submit, ui.batch.blur, ui.dtype.input],
           api_name="kv_scale", show_progress="hidden", **event(kv_scale, ui, scale_outputs))
     # The first picture: the default generation's plan and the default scale-up, in one event.
-    return join_draws(event(kv_plan, ui, plan_outputs), event(kv_scale, ui, scale_outputs))
+    return fit_then_draw(fit, join_draws(event(kv_plan, ui, plan_outputs), event(kv_scale, ui, scale_outputs)))

@@ -122,13 +122,31 @@ def test_chinese_mla_and_a_clear_error(browser, server_url, shot):
     context.close()
 
 
-def test_a_refused_generation_then_stop_says_nothing_ran(page, server_url):
-    """Regression: a Generate refused before it started (511 new tokens after a 24-character prompt: 535 of a
-    512-token context) put the empty line back, and a Stop after it wrote "■ Stopped" though nothing ran."""
+def test_new_tokens_end_where_the_prompt_leaves_the_context(page, server_url):
+    """Regression: the slider offered 511 new tokens after any prompt; after the 24-character default, 489
+    to 511 were refused ("the prompt (24 tokens) plus 511 new tokens is 535 …")."""
     open_tab(page, server_url, "KV cache")
-    set_slider(page, "kv_new_tokens", 511)
+    ends = "() => +document.querySelector('#kv_new_tokens input[type=range]').max"
+    assert page.evaluate(ends) == 512 - 24
+    prompt = page.locator("#kv_prompt textarea")
+    prompt.fill("The kettle began to sing " * 12)                          # 300 characters
+    prompt.blur()
+    page.wait_for_function(f"() => ({ends})() === 212", timeout=30_000)
+    expect(page.locator("#kv_new_tokens input[type=number]")).to_have_value("200")   # still within: kept
+    set_slider(page, "kv_new_tokens", 500)
+    page.locator("#kv_new_tokens input[type=number]").blur()             # the box clamps to its end on blur
+    expect(page.locator("#kv_new_tokens input[type=number]")).to_have_value("212", timeout=10_000)
+
+
+def test_a_refused_generation_then_stop_says_nothing_ran(page, server_url):
+    """Regression: a Generate refused before it started put the empty line back, and a Stop after it wrote
+    "■ Stopped" though nothing ran."""
+    open_tab(page, server_url, "KV cache")
+    prompt = page.locator("#kv_prompt textarea")
+    prompt.fill("")
+    prompt.blur()
     page.locator("#kv_generate").click()
-    expect(page.locator(".toast-body.error").first).to_contain_text("plus 511 new tokens is 535", timeout=30_000)
+    expect(page.locator(".toast-body.error").first).to_contain_text("the prompt is empty", timeout=30_000)
     page.locator("#kv_stop").click()
     page.wait_for_timeout(1_500)                                          # Stop's mark is a request away
     assert page.locator("#kv_status").inner_text().strip() == ""
