@@ -136,7 +136,8 @@ WARM_UP_AFTER_S = 1.0
 FORKSERVER_WAIT_S = 60.0                         # warm_up waits this long at most for the forkserver's imports
 # js, once when the page loads: error toasts show the newest message under a translated title
 # (components/toasts.py); on a touch screen a swipe over a figure scrolls (components/touch.py).
-PAGE_JS = "() => { [%s].forEach((run) => run()); }" % ", ".join(s.strip() for s in (TOAST_JS, TOUCH_JS))
+PAGE_JS = ("() => { [%s].forEach((run) => { try { run(); } catch (error) { console.error(error); } }); }"
+           % ", ".join(s.strip() for s in (TOAST_JS, TOUCH_JS)))                  # one failing leaves the others
 LAUNCH_KWARGS = dict(i18n=i18n, theme=THEME, css=CSS, js=PAGE_JS, max_file_size="1mb", show_error=True,
                      footer_links=["api", "gradio", "settings"])
 

@@ -102,7 +102,7 @@ def attention_cost(max_T: int | str = "auto", head_dim: int = 64, heads: int = 1
     from viz.attention_flash import cost_figure, cost_markdown, kv_figure
 
     lang = lang_of(request)
-    if isinstance(max_T, str) and max_T.isdigit():
+    if isinstance(max_T, str) and max_T.isascii() and max_T.isdigit():
         max_T = int(max_T)                     # the API describes the choices as text: Literal['auto', '1024', …]
     choice("attn_max_T", max_T, MAX_T_CHOICES)
     T = max_context(get_device()) if max_T == "auto" else max_T

@@ -97,7 +97,8 @@ def long_run(triggers: list, stop: gr.Button, status: gr.components.Component, *
         raise ValueError("a long run's status needs an elem_id: the page keeps its last line under it")
     kept = f"(window.__runLines ??= {{}})[{json.dumps(status.elem_id)}]"
     private = dict(api_visibility="private", show_progress="hidden", queue=False)
-    gr.on(triggers, None, status, status, js=f"(line) => {{ {kept} = line; return '…'; }}", **private)
+    gr.on(triggers, None, status, status, js=f"(line) => {{ if (line !== '…') {kept} = line; return '…'; }}",
+          **private)
     run = gr.on(triggers, **listener)
     run.failure(None, status, status, js=f"(line) => line === '…' ? ({kept} ?? '') : line", **private)
     stop_button(stop, run, status)

@@ -40,8 +40,7 @@ def _checked(prompt, attention, n_kv_heads, kv_latent_dim, max_new_tokens):
 
 def fit_new_tokens(prompt: str = DEFAULT_PROMPT, max_new_tokens: int = DEFAULT_NEW_TOKENS) -> dict:
     """The "New tokens" slider ends where the prompt leaves the context: 512 − its characters (a 24-character
-    prompt: 488); a value past the new end moves to it. It offered 511 after any prompt, refused as soon as
-    the prompt plus the new tokens passed 512.
+    prompt: 488), so that it offers no count the generation refuses; a value past the new end moves to it.
 
     >>> slider = fit_new_tokens("x" * 24, 500)["max_new_tokens"]
     >>> slider["maximum"], slider["value"]

@@ -13,17 +13,16 @@ from components.widgets import CheckboxGroup, Dropdown, Number, Radio, Slider
 from components.wiring import event, join_draws
 from locales import tr
 from models.checks import choice, number, whole
-from models.limits import (CALC_MAX_PARAMS, CALC_MAX_TRAIN_TOKENS, MATMUL_DTYPES, MATMUL_SWEEPS, MFU_MAX_BATCH,
-                           MFU_MAX_D_MODEL, MFU_MAX_HEADS, MFU_MAX_LAYERS, MFU_MAX_SEQ_LEN, MFU_MAX_STEPS,
-                           NUMFORMAT_MAX_ABS, TENSOR_MAX_OPS, TENSOR_MAX_OPS_CHARS)
+from models.limits import (CALC_MAX_PARAMS, CALC_MAX_TRAIN_TOKENS, COMPUTE_MAX_GPUS, COMPUTE_MIN_PARAMS,
+                           COMPUTE_MIN_TOKENS, MATMUL_DTYPES, MATMUL_SWEEPS, MFU_MAX_BATCH, MFU_MAX_D_MODEL,
+                           MFU_MAX_HEADS, MFU_MAX_LAYERS, MFU_MAX_SEQ_LEN, MFU_MAX_STEPS, NUMFORMAT_MAX_ABS,
+                           TENSOR_MAX_OPS, TENSOR_MAX_OPS_CHARS)
 from models.peaks import PEAK_NAMES
 from models.tensor_presets import PRESETS
 
 DEFAULT_PRESET = "heads_split"
 DEFAULT_SHAPE, DEFAULT_OPS = PRESETS[DEFAULT_PRESET]
 DEFAULT_DTYPES = ["fp32", "bf16", "fp16"]
-MAX_GPUS = 1_000_000
-MIN_PARAMS = MIN_TOKENS = 1e6              # the compute estimate's smallest run
 PLOT_INTERVAL_S = 0.3
 # Share links made before Number formats moved here: ?tab=calculator&calc_value=… (app.py passes this on).
 MOVED_LINKS = {"calc_value": ("calculator", "tensors_value")}
@@ -177,9 +176,9 @@ def compute_estimate(n_params: float = 7e9, tokens: float = 1e12, n_gpus: int = 
     from viz.compute import human_flops, human_rate
 
     lang = lang_of(request)
-    n = number("compute_params", n_params, MIN_PARAMS, CALC_MAX_PARAMS)
-    d = number("compute_tokens", tokens, MIN_TOKENS, CALC_MAX_TRAIN_TOKENS)
-    gpus = whole("compute_gpus", n_gpus, 1, MAX_GPUS)
+    n = number("compute_params", n_params, COMPUTE_MIN_PARAMS, CALC_MAX_PARAMS)
+    d = number("compute_tokens", tokens, COMPUTE_MIN_TOKENS, CALC_MAX_TRAIN_TOKENS)
+    gpus = whole("compute_gpus", n_gpus, 1, COMPUTE_MAX_GPUS)
     mfu = number("compute_mfu", mfu_percent, 1, 100) / 100
     peak = peak_by_name(gpu)
     dtype = "bf16" if "bf16" in peak.tflops else "fp16"
@@ -274,12 +273,12 @@ def build() -> dict:
             gr.Markdown(t("compute_estimate_heading"))
             with gr.Row():
                 with gr.Column(scale=1, min_width=300):
-                    ui.n_params = Number(7e9, minimum=MIN_PARAMS, maximum=CALC_MAX_PARAMS, label=t("compute_params"),
-                                         elem_id="compute_params")
-                    ui.tokens = Number(1e12, minimum=MIN_TOKENS, maximum=CALC_MAX_TRAIN_TOKENS,
+                    ui.n_params = Number(7e9, minimum=COMPUTE_MIN_PARAMS, maximum=CALC_MAX_PARAMS,
+                                         label=t("compute_params"), elem_id="compute_params")
+                    ui.tokens = Number(1e12, minimum=COMPUTE_MIN_TOKENS, maximum=CALC_MAX_TRAIN_TOKENS,
                                        label=t("compute_tokens"), elem_id="compute_tokens")
-                    ui.n_gpus = Number(1024, precision=0, minimum=1, maximum=MAX_GPUS, label=t("compute_gpus"),
-                                       elem_id="compute_gpus")
+                    ui.n_gpus = Number(1024, precision=0, minimum=1, maximum=COMPUTE_MAX_GPUS,
+                                       label=t("compute_gpus"), elem_id="compute_gpus")
                     ui.gpu = Dropdown(list(PEAK_NAMES), value="H100 SXM", label=t("compute_gpu"), elem_id="compute_gpu")
                     ui.mfu_percent = Slider(1, 100, value=40, step=1, label=t("compute_mfu"), elem_id="compute_mfu")
                 with gr.Column(scale=3):

@@ -37,7 +37,7 @@ CALC_MAX_HEADS = 4_096
 CALC_MAX_EXPERTS = 1_024
 CALC_MAX_CONTEXT = 10_000_000
 CALC_MAX_BATCH = 100_000
-CALC_MAX_TRAIN_TOKENS = 1e16        # training tokens, from 1 (the calculator, the compute estimate)
+CALC_MAX_TRAIN_TOKENS = 1e16        # training tokens (the calculator's from 1, the compute estimate's from 1e6)
 CALC_MAX_JSON_CHARS = 100_000
 CALC_BUILD_MAX_MODULES = 200_000  # "verify" builds the module tree (meta device) up to this many Linear layers
 CALC_RUN_MAX_PARAMS = 30_000_000  # ... or builds and runs a Llama-shaped spec for real up to this many parameters
@@ -66,7 +66,7 @@ NORM_AXES_MAX = 8                   # batch, tokens, features of the norms-axes 
 STAB_MIN_LR, STAB_MAX_LR = 1e-5, 10.0     # AdamW's peak learning rate; large ones diverge as a finding
 STAB_MAX_LRS = 8                    # learning rates in one sweep (each trains four models)
 STAB_MAX_STEPS = 500                # per run
-STAB_MIN_STEPS, STAB_MIN_D_MODEL = 10, 16   # the sliders' lower ends (the sweep itself takes 2 and 8)
+STAB_MIN_STEPS, STAB_MIN_D_MODEL = 10, 16   # the sliders' lower ends (the sweep itself takes less)
 STAB_MAX_LAYERS = 4
 STAB_MAX_D_MODEL = 128
 STAB_MAX_HEADS = 8
@@ -182,3 +182,6 @@ MFU_MAX_BATCH = 64
 MFU_MAX_STEPS = 50
 MFU_MAX_FLOPS = {"cpu": 1.5e11, "cuda": 2e14}   # FLOPs of all steps of one run (CPU: ~10-20 s in one thread)
 MFU_PROBE_S = 0.08                  # per matmul shape of the CPU's peak probe
+# The compute estimate (6·N·D FLOPs over GPUs at an MFU): its smallest run and its largest cluster.
+COMPUTE_MIN_PARAMS = COMPUTE_MIN_TOKENS = 1e6
+COMPUTE_MAX_GPUS = 1_000_000

@@ -127,7 +127,7 @@ def test_new_tokens_end_where_the_prompt_leaves_the_context(page, server_url):
     to 511 were refused ("the prompt (24 tokens) plus 511 new tokens is 535 …")."""
     open_tab(page, server_url, "KV cache")
     ends = "() => +document.querySelector('#kv_new_tokens input[type=range]').max"
-    assert page.evaluate(ends) == 512 - 24
+    page.wait_for_function(f"() => ({ends})() === {512 - 24}", timeout=30_000)
     prompt = page.locator("#kv_prompt textarea")
     prompt.fill("The kettle began to sing " * 12)                          # 300 characters
     prompt.blur()
@@ -144,9 +144,14 @@ def test_a_refused_generation_then_stop_says_nothing_ran(page, server_url):
     open_tab(page, server_url, "KV cache")
     prompt = page.locator("#kv_prompt textarea")
     prompt.fill("")
-    prompt.blur()
-    page.locator("#kv_generate").click()
+    prompt.blur()                                                         # the plan refuses it first
     expect(page.locator(".toast-body.error").first).to_contain_text("the prompt is empty", timeout=30_000)
+    page.evaluate("""() => { const status = document.querySelector('#kv_status'); window.__kvLines = [];
+        new MutationObserver(() => window.__kvLines.push(status.innerText.trim()))
+            .observe(status, { childList: true, subtree: true, characterData: true }); }""")
+    page.locator("#kv_generate").click()
+    # Generate's own refusal: its "…" mark, then the empty line put back.
+    page.wait_for_function("() => window.__kvLines.includes('…') && window.__kvLines.at(-1) === ''", timeout=30_000)
     page.locator("#kv_stop").click()
     page.wait_for_timeout(1_500)                                          # Stop's mark is a request away
     assert page.locator("#kv_status").inner_text().strip() == ""

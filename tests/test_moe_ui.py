@@ -122,7 +122,6 @@ def test_stop_before_the_first_update_marks_this_run_and_a_refused_run_keeps_the
     page.locator("#moe_compare label").click()                       # one run, not two
     page.locator("#moe_train_button").click()
     expect(status).to_contain_text(re.compile(r"^\s*✓ Done · step \*?\*?10 / 10"), timeout=120_000)
-    done = status.inner_text()
 
     release = threading.Event()
 
@@ -141,4 +140,3 @@ def test_stop_before_the_first_update_marks_this_run_and_a_refused_run_keeps_the
     page.locator("#moe_train_button").click()
     expect(page.locator(".toast-body.error").first).to_contain_text("top-k = 3", timeout=30_000)
     expect(status).to_have_text(re.compile(r"^\s*■ Stopped\s*$"), timeout=10_000)   # its line back
-    assert done.startswith("✓ Done")

@@ -123,6 +123,8 @@ def test_extrapolation_frequencies_and_summary(client):
     assert "| Llama 3.1 |" in table and table.count("65,536") >= 3
     # Its bands in tokens, not only as L over a factor ("λ > L/1" said little): 8,192 / 4 and 8,192 / 1.
     assert "λ < L/4 = 2,048, divided by s where λ > L/1 = 8,192" in table
+    *_, longer, _ = call(client, "/rope_extrapolation", original_max_position=131072)
+    assert "λ < L/4 = 32,768, divided by s where λ > L/1 = 131,072" in longer     # not "3.277e+04"
     unseen = {t["name"]: t for t in plot_json(scores)["data"] if t.get("xaxis") == "x"}
     pi = unseen["position interpolation"]
     assert all(y == 0 for x, y in zip(pi["x"], pi["y"]) if x <= 65536)

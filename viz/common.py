@@ -203,7 +203,7 @@ WAITING_WIDTH_PX = 280
 
 def waiting(message: str, *, height: int = 300) -> go.Figure:
     """A figure that is empty until its long run starts, saying what fills it: at its left, in lines a
-    phone shows whole (centred in a figure 840 px wide, a phone showed "Press Measure: the poin").
+    phone shows whole (a figure keeps 840 px there, and a phone shows its left ~330 px).
 
     >>> waiting("press Train")["layout"]["annotations"][0]["text"]
     'press Train'

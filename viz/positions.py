@@ -367,6 +367,15 @@ def rotation_markdown(pair, head_dim: int, base: float, q_pos: int, k_pos: int, 
     ])
 
 
+def _tokens(x: float) -> str:
+    """A length in tokens: whole, with thousands separators (a fraction of one, as it is).
+
+    >>> _tokens(131072 / 4), _tokens(8192 / 3), _tokens(0.25)
+    ('32,768', '2,731', '0.25')
+    """
+    return f"{x:,.0f}" if x >= 1 else num(x)
+
+
 def extrapolation_markdown(methods: list[str], bases: dict[str, float], fastest: dict[str, float],
                            safe: dict[str, float], factor: float, train_len: int, target: int, low: float,
                            high: float, lang: str = "en") -> str:
@@ -375,7 +384,7 @@ def extrapolation_markdown(methods: list[str], bases: dict[str, float], fastest:
     rows = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for m in methods:
         change = tr(lang, f"pos_fig_c_{m}", h=num(high), l=num(low), b=num(bases[m], 6),
-                    Lh=f"{train_len / high:,.4g}", Ll=f"{train_len / low:,.4g}")
+                    Lh=_tokens(train_len / high), Ll=_tokens(train_len / low))
         reach = f"{safe[m]:,.0f}" if math.isfinite(safe[m]) else tr(lang, "pos_fig_all_turned")
         rows.append(f"| {tr(lang, 'pos_fig_' + m)} | {change} | {num(fastest[m])} | {reach} |")
     note = tr(lang, "pos_fig_ext_note", s=num(factor), L=f"{train_len:,}", T=f"{target:,}")
