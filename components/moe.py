@@ -284,7 +284,8 @@ def _train_view() -> SimpleNamespace:
                 ui.train = gr.Button(t("moe_train_button"), variant="primary", elem_id="moe_train_button")
                 ui.stop = gr.Button(t("moe_stop"), variant="stop", elem_id="moe_stop")
         with gr.Column(scale=3):
-            ui.status = gr.Markdown(t("moe_train_status_idle"), elem_id="moe_train_status")
+            gr.Markdown(t("moe_train_status_idle"))              # what Train does; the status below says how it goes
+            ui.status = gr.Markdown(elem_id="moe_train_status")
             ui.load_plot = gr.Plot(label=t("moe_train_load_plot"), elem_id="moe_train_load")
             ui.curves_plot = gr.Plot(label=t("moe_train_curves_plot"), elem_id="moe_train_curves")
             ui.chars_plot = gr.Plot(label=t("moe_train_chars_plot"), elem_id="moe_train_chars")

@@ -118,6 +118,12 @@ def test_stop_before_the_first_update_marks_this_run_and_a_refused_run_keeps_the
     page.goto(f"{server_url}?tab=moe")
     page.locator("[data-tab-id=moe_train]").click()
     status = page.locator("#moe_train_status")
+    expect(page.locator("#moe_train_load .annotation-text")).to_contain_text("Press “Train”", timeout=60_000)
+    # Regression: the status began as Train's explanation, and a Stop before any run made it
+    # "■ Stopped · Press Train: a tiny MoE language model learns …".
+    page.locator("#moe_stop").click()
+    page.wait_for_timeout(1_500)                                      # Stop's mark is a request away
+    assert status.inner_text().strip() == ""
     set_number(page, "moe_steps", 10)
     page.locator("#moe_compare label").click()                       # one run, not two
     page.locator("#moe_train_button").click()
