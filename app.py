@@ -105,6 +105,12 @@ CSS = """
 /* A slider in a narrow column (two in a row on a phone): its number box moves under the label rather
    than squeeze the label to a letter per line. */
 .head:has(> .tab-like-container) > label { flex: 1 1 7em; min-width: min(7em, 100%); }
+/* A touch screen: a slider's number box, its reset button and an accordion's header are at least 32 px
+   high (Gradio draws them 20-22 px, under the 24 px a finger is asked to hit at the least). */
+@media (pointer: coarse) {
+  input[data-testid="number-input"], .reset-button, button.label-wrap { min-height: 32px; }
+  .reset-button { min-width: 32px; }
+}
 /* Phones and tablets (a figure's column is then under ~600 px): a multi-panel figure keeps a readable
    width and scrolls sideways inside its own box; at 800 px its ticks and subplot titles overlapped. */
 @media (max-width: 1000px) {

@@ -109,3 +109,19 @@ def test_a_chinese_table_keeps_its_phrases_on_a_phone(browser, server_url):
     assert stacked == []                                      # room for fewer than three characters a line
     assert phone.evaluate("() => document.documentElement.scrollWidth") <= 390    # the page does not scroll
     context.close()
+
+
+def test_small_controls_are_big_enough_for_a_finger(browser, server_url):
+    """Regression: on a phone a slider's number box was 22 px high, its reset button 27 × 22 and an accordion's
+    header 20 px, under the 24 px a touch target should have at the least."""
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    phone = context.new_page()
+    phone.goto(f"{server_url}?tab=positions")
+    expect(phone.locator("#pos_rotate_plot .js-plotly-plot")).to_be_visible(timeout=60_000)
+    sizes = phone.evaluate("""() => [...document.querySelectorAll(
+            'input[data-testid="number-input"], .reset-button, button.label-wrap')]
+        .filter((control) => control.offsetParent)
+        .map((control) => [control.className, control.getBoundingClientRect().height])""")
+    assert len(sizes) >= 5
+    assert [name for name, height in sizes if height < 24] == []
+    context.close()
