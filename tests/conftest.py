@@ -348,6 +348,26 @@ def slow_down(monkeypatch, module, name: str, seconds: float = 0.5, calls: list 
     monkeypatch.setattr(module, name, late)
 
 
+def events_sent(page):
+    """Start recording the events the page sends (each queue join's ``fn_index``, ``trigger_id`` and the time
+    since recording began, and each answer's status); returns a function that reads them as lines. For a
+    failure message: whether an event was late, refused or never sent."""
+    start, lines = time.monotonic(), []
+
+    def sent(request):
+        if "/queue/join" in request.url:
+            body = json.loads(request.post_data or "{}")
+            lines.append(f"{time.monotonic() - start:6.2f} s  join fn {body.get('fn_index')} "
+                         f"trigger {body.get('trigger_id')}")
+
+    def answered(response):
+        if "/queue/join" in response.url:
+            lines.append(f"{time.monotonic() - start:6.2f} s  joined: HTTP {response.status}")
+    page.on("request", sent)
+    page.on("response", answered)
+    return lambda: "\n".join(lines) or "(no event sent)"
+
+
 def errors_seen(page):
     """Start recording every error toast the page shows, even one closed a moment later (the learner's
     next click closes the errors shown before it, components/toasts.py); returns a function that reads

@@ -4,7 +4,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from tests.conftest import gap_under_label, pushed_margins
+from tests.conftest import events_sent, gap_under_label, pushed_margins
 
 pytestmark = pytest.mark.e2e
 
@@ -18,11 +18,16 @@ TRAIN = "#norm_train_plot .js-plotly-plot"
 
 
 def open_tab(page, server_url, name):
+    events = events_sent(page)
     page.goto(f"{server_url}?tab=norms")
     tab = page.locator("[data-tab-id=norms]")
     expect(tab).to_have_text(name, timeout=30_000)
     tab.click()
-    expect(page.locator(GRADS)).to_be_visible(timeout=60_000)
+    # Once in a clean-clone run the first figure was not drawn within 60 s: the events say which step stalled.
+    try:
+        expect(page.locator(GRADS)).to_be_visible(timeout=60_000)
+    except AssertionError as error:
+        raise AssertionError(f"the tab's first figure was not drawn; events sent:\n{events()}") from error
 
 
 def set_slider(page, elem_id, value):
