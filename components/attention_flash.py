@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, LATEX, device_line, long_run, low_priority, says_done
+from components.common import LATEX, device_line, long_run, low_priority, says_done
 from components.i18n import lang_of, t
 from components.widgets import Dropdown, Number, Radio, Slider, StepButton
 from components.wiring import event
@@ -189,7 +189,7 @@ def build() -> dict:
     # The device line is the sweep's status: " …" while it runs, then "✓ Done" or "■ Stopped" first.
     outputs = ("cost_plot", "kv_plot", "cost_status", "cost_device")
     long_run([measure.click], stop, cost.cost_device, api_name="attention_cost",
-             **event(says_done(attention_cost, "cost_device"), cost, outputs, show_progress="hidden", **HEAVY))
+             **event(says_done(attention_cost, "cost_device"), cost, outputs))
     outputs = {**vars(ui), "cost_plot": cost.cost_plot, "kv_plot": cost.kv_plot}
     return {**event(first_draw, outputs, ("state", "step", *FRAME_OUTPUTS, "device", "cost_plot", "kv_plot"),
                     show_progress="hidden"), "timers": [ui.timer]}

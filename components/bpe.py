@@ -17,7 +17,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, device_line, explain, finished, long_run, low_priority
+from components.common import device_line, explain, finished, long_run, low_priority
 from components.i18n import lang_of, t
 from components.widgets import Radio, Slider, StepButton
 from components.wiring import event, grouped
@@ -474,13 +474,13 @@ def build() -> dict:
 
     quiet = dict(show_progress="hidden")
     private = dict(api_visibility="private", **quiet)
-    main = event(train, ui, TRAIN_OUTPUTS, **quiet, **HEAVY)
     # One event trains, so one training runs at a time. A drag of the merges slider retrains at most twice
     # (its first value, then its last), a number typed in its box retrains on Enter, and a file read counts
     # as a change too: a change made while training runs is not dropped, and trains once that one ends.
     # (An upload event of its own would train beside it: two runs streaming into one status and its figures.)
     retrain = [ui.train.click, ui.corpus.input, ui.merges.input, ui.split.input, ui.tie.input, ui.uploads.change]
-    long_run(retrain, ui.stop, ui.status, api_name="bpe_train", trigger_mode="always_last", **main)
+    long_run(retrain, ui.stop, ui.status, api_name="bpe_train", trigger_mode="always_last",
+             **event(train, ui, TRAIN_OUTPUTS))
     # Gradio's input event misses a paste and a deletion: every change of the box is checked instead.
     ui.text.change(**event(set_custom, ui, ("corpus",)), trigger_mode="always_last", **private)
     # No progress on the outputs: a refused file would leave a red "Error" over the corpus and its text,

@@ -86,8 +86,9 @@ def stop_button(stop: gr.Button, run, status: gr.components.Component) -> None:
 
 
 def long_run(triggers: list, stop: gr.Button, status: gr.components.Component, **listener):
-    """Wire a long run, ``gr.on(triggers, **listener)`` (on :data:`HEAVY`, its fn wrapped in
-    :func:`says_done`), with its ``stop`` button (:func:`stop_button`); return the run's dependency.
+    """Wire a long run, ``gr.on(triggers, **listener)`` on :data:`HEAVY` with Gradio's progress hidden (the
+    status line says how it goes; its fn wrapped in :func:`says_done` says when it ended), with its ``stop``
+    button (:func:`stop_button`); return the run's dependency.
 
     Before the run's own listener, ``status`` reads "…" at once, set in the page without a request (a
     trigger's listeners run in the order they were added): a Stop pressed before the run's first update
@@ -99,7 +100,7 @@ def long_run(triggers: list, stop: gr.Button, status: gr.components.Component, *
     private = dict(api_visibility="private", show_progress="hidden", queue=False)
     gr.on(triggers, None, status, status, js=f"(line) => {{ if (line !== '…') {kept} = line; return '…'; }}",
           **private)
-    run = gr.on(triggers, **listener)
+    run = gr.on(triggers, **{**HEAVY, "show_progress": "hidden", **listener})
     run.failure(None, status, status, js=f"(line) => line === '…' ? ({kept} ?? '') : line", **private)
     stop_button(stop, run, status)
     return run

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, device_line, explain, long_run, low_priority, says_done
+from components.common import device_line, explain, long_run, low_priority, says_done
 from components.i18n import lang_of, t
 from components.widgets import Dropdown, Number, Radio, Slider, fit_slider
 from components.wiring import event, fit_then_draw, join_draws
@@ -233,7 +233,7 @@ def build() -> dict:
                         **event(slider_to_variant, ui, ("attention",))).then(
         api_visibility="private", trigger_mode="always_last", **plan)
 
-    long_run([ui.generate.click], ui.stop, ui.status, api_name="kv_generate", show_progress="hidden", **HEAVY,
+    long_run([ui.generate.click], ui.stop, ui.status, api_name="kv_generate",
              **event(says_done(kv_generate), ui, ("text", "status", "cache", "growth", "device")))
 
     scale_outputs = ("scale", "scale_md", "layouts", "layouts_md")

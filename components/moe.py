@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, device_line, explain, long_run, low_priority, says_done
+from components.common import device_line, explain, long_run, low_priority, says_done
 from components.i18n import lang_of, t
 from components.widgets import Number, Radio, Slider
 from components.wiring import event, grouped, join_draws
@@ -291,6 +291,6 @@ def _train_view() -> SimpleNamespace:
             ui.chars_plot = gr.Plot(label=t("moe_train_chars_plot"), elem_id="moe_train_chars")
             ui.device = device_line()
             explain("moe_train_explain")
-    long_run([ui.train.click], ui.stop, ui.status, api_name="moe_train", show_progress="hidden", **HEAVY,
+    long_run([ui.train.click], ui.stop, ui.status, api_name="moe_train",
              **event(says_done(moe_train), ui, TRAIN_OUTPUTS))
     return ui

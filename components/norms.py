@@ -255,7 +255,7 @@ def build() -> dict:
            grads.seed.submit, grads.seed.blur], api_name="norm_gradients", trigger_mode="always_last",
           show_progress="hidden", **HEAVY, **event(norm_gradients, grads, ("grads_plot", "summary", "device")))
     sweep.click(api_name="norm_depth_sweep", **HEAVY, **event(norm_depth_sweep, grads, ("sweep_plot", "device")))
-    long_run([run.click], stop, train.status, api_name="norm_train", show_progress="hidden", **HEAVY,
+    long_run([run.click], stop, train.status, api_name="norm_train",
              **event(says_done(norm_train), train, ("train_plot", "findings", "status")))
     draw_axes = event(norm_axes, axes, ("axes_plot", "axes_check", "axes_device"), show_progress="hidden")
     gr.on([axes.item.input, axes.token.input, axes.feature.input, axes.seed.submit, axes.seed.blur],

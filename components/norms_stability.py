@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, device_line, explain, long_run, low_priority, says_done
+from components.common import device_line, explain, long_run, low_priority, says_done
 from components.i18n import lang_of, t
 from components.widgets import Number, Slider
 from components.wiring import event
@@ -111,6 +111,6 @@ def build() -> dict:
     outputs = ("overflow", "overflow_summary", "overflow_device")
     ui.scale.input(api_name="softmax_overflow", trigger_mode="always_last", show_progress="hidden",
                    **event(softmax_overflow, ui, outputs))
-    long_run([ui.run.click], ui.stop, ui.status, api_name="stability_sweep", show_progress="hidden", **HEAVY,
+    long_run([ui.run.click], ui.stop, ui.status, api_name="stability_sweep",
              **event(says_done(stability_sweep), ui, ("final", "curves", "findings", "status")))
     return dict(show_progress="hidden", **event(first_draw, ui, (*outputs, "final", "curves")))
