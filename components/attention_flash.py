@@ -18,9 +18,8 @@ from components.widgets import Dropdown, Number, Radio, Slider, StepButton
 from components.wiring import event
 from locales import tr
 from models.checks import choice, whole
-from models.limits import (ATTN_COST_DTYPES, ATTN_COST_MAX_BATCH, ATTN_COST_MAX_HEAD_DIM, ATTN_COST_MAX_HEADS,
-                           ATTN_COST_MAX_T_CUDA, ATTN_COST_MIN_T, ATTN_FLASH_DTYPES, ATTN_FLASH_MAX_D,
-                           ATTN_FLASH_MAX_T, SEED_MAX)
+from models.limits import (ATTN_COST_BATCH, ATTN_COST_DTYPES, ATTN_COST_HEAD_DIM, ATTN_COST_HEADS, ATTN_COST_MAX_T_CUDA,
+                           ATTN_COST_MIN_T, ATTN_FLASH_D, ATTN_FLASH_DTYPES, ATTN_FLASH_MAX_T, ATTN_FLASH_T, SEED)
 
 PLAY_SECONDS = 0.7                 # one tile per tick (a frame is ~25 ms server side, ~100 ms in a browser)
 PLAY_FRAMES = 64                   # a playback takes at most this many ticks (block 1 at T = 64 has 4096 tiles)
@@ -130,12 +129,12 @@ def build() -> dict:
     gr.Markdown(t("attn_flash_intro"))
     with gr.Row():
         with gr.Column(scale=1, min_width=280):
-            ui.T = Slider(1, ATTN_FLASH_MAX_T, value=16, step=1, label=t("attn_T"), elem_id="attn_T")
-            ui.head_dim = Slider(1, ATTN_FLASH_MAX_D, value=8, step=1, label=t("attn_head_dim"), elem_id="attn_d")
-            ui.block = Slider(1, ATTN_FLASH_MAX_T, value=4, step=1, label=t("attn_block"), elem_id="attn_block")
+            ui.T = Slider.over(ATTN_FLASH_T, 16, label=t("attn_T"), elem_id="attn_T")
+            ui.head_dim = Slider.over(ATTN_FLASH_D, 8, label=t("attn_head_dim"), elem_id="attn_d")
+            ui.block = Slider.over(ATTN_FLASH_T, 4, label=t("attn_block"), elem_id="attn_block")
             ui.causal = gr.Checkbox(True, label=t("attn_causal"), elem_id="attn_causal")
             ui.dtype = Radio(list(ATTN_FLASH_DTYPES), value="float32", label=t("attn_dtype"), elem_id="attn_dtype")
-            ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("attn_seed"), elem_id="attn_seed")
+            ui.seed = Number.over(SEED, 0, precision=0, label=t("attn_seed"), elem_id="attn_seed")
             ui.step = Slider(0, MAX_STEP, value=1, step=1, label=t("attn_step"), elem_id="attn_step")
             with gr.Row():
                 ui.prev = StepButton(t("attn_prev"), size="sm", elem_id="attn_prev")
@@ -158,12 +157,9 @@ def build() -> dict:
         with gr.Column(scale=1, min_width=280):
             cost.max_T = Dropdown([(t("attn_max_T_auto"), "auto"), *((f"{T:,}", T) for T in MAX_T_CHOICES[1:])],
                                   value="auto", label=t("attn_max_T"), info=t("attn_max_T_info"), elem_id="attn_max_T")
-            cost.head_dim = Slider(1, ATTN_COST_MAX_HEAD_DIM, value=64, step=1, label=t("attn_cost_head_dim"),
-                                   elem_id="attn_cost_d")
-            cost.heads = Slider(1, ATTN_COST_MAX_HEADS, value=1, step=1, label=t("attn_cost_heads"),
-                                elem_id="attn_cost_heads")
-            cost.batch = Slider(1, ATTN_COST_MAX_BATCH, value=1, step=1, label=t("attn_cost_batch"),
-                                elem_id="attn_cost_batch")
+            cost.head_dim = Slider.over(ATTN_COST_HEAD_DIM, 64, label=t("attn_cost_head_dim"), elem_id="attn_cost_d")
+            cost.heads = Slider.over(ATTN_COST_HEADS, 1, label=t("attn_cost_heads"), elem_id="attn_cost_heads")
+            cost.batch = Slider.over(ATTN_COST_BATCH, 1, label=t("attn_cost_batch"), elem_id="attn_cost_batch")
             cost.dtype = Radio(list(ATTN_COST_DTYPES), value="float32", label=t("attn_cost_dtype"),
                                elem_id="attn_cost_dtype")
             with gr.Row():

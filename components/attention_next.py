@@ -16,8 +16,7 @@ from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Number, Slider
 from components.wiring import event
-from models.checks import number
-from models.limits import ATTN_MAX_CONTINUE, SEED_MAX, SLIDER_MAX_TEMPERATURE, SLIDER_MIN_TOP_P
+from models.limits import ATTN_MAX_CONTINUE, SEED, TEMPERATURE, TOP_P
 
 
 def attention_next(model: str = "mha", prompt: str = DEFAULT_PROMPT, temperature: float = 1.0,
@@ -29,8 +28,8 @@ def attention_next(model: str = "mha", prompt: str = DEFAULT_PROMPT, temperature
     from viz.attention import lens_figure, next_figure
 
     lang = lang_of(request)
-    temperature = number("temperature", temperature, 0, SLIDER_MAX_TEMPERATURE)   # the sliders' ranges: the
-    top_p = number("sample_top_p", top_p, SLIDER_MIN_TOP_P, 1)                    # sampler takes more
+    temperature = TEMPERATURE.number("temperature", temperature)          # the sliders' spans: the sampler
+    top_p = TOP_P.number("sample_top_p", top_p)                            # takes more
     nt = next_token(model, prompt, temperature, top_k, top_p, continue_chars=continue_chars, seed=seed)
     return {"bars": next_figure(nt, lang), "lens": lens_figure(nt, lang),
             "continuation": prompt + nt.continuation, "device": str(nt.timing)}
@@ -43,16 +42,15 @@ def build() -> dict:
     with gr.Row():
         with gr.Column(scale=1, min_width=280):
             shared_controls(ui, "attn_next")
-            ui.temperature = Slider(0, SLIDER_MAX_TEMPERATURE, value=1.0, step=0.05,
-                                    label=t("attn_next_temperature"), elem_id="attn_next_temperature")
+            ui.temperature = Slider.over(TEMPERATURE, 1.0, label=t("attn_next_temperature"),
+                                         elem_id="attn_next_temperature")
             ui.top_k = Number(10, precision=0, minimum=1, label=t("attn_next_top_k"), info=t("attn_next_top_k_info"),
                               elem_id="attn_next_top_k")
-            ui.top_p = Slider(SLIDER_MIN_TOP_P, 1.0, value=0.9, step=0.01, label=t("attn_next_top_p"),
-                              info=t("attn_next_top_p_info"), elem_id="attn_next_top_p")
+            ui.top_p = Slider.over(TOP_P, 0.9, label=t("attn_next_top_p"), info=t("attn_next_top_p_info"),
+                                   elem_id="attn_next_top_p")
             ui.continue_chars = Slider(0, ATTN_MAX_CONTINUE, value=16, step=1, label=t("attn_next_continue"),
                                        elem_id="attn_next_continue")
-            ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("attn_next_seed"),
-                             elem_id="attn_next_seed")
+            ui.seed = Number.over(SEED, 0, precision=0, label=t("attn_next_seed"), elem_id="attn_next_seed")
         with gr.Column(scale=3):
             ui.bars = gr.Plot(label=t("attn_next_bars"), elem_id="attn_next_bars")
             ui.continuation = gr.Textbox(label=t("attn_next_continuation"), interactive=False, lines=3,

@@ -15,8 +15,8 @@ from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Number, Radio, Slider
 from components.wiring import event, grouped
-from models.checks import choice, flag, number
-from models.limits import ATTN_MAX_KEYS, ATTN_MAX_MULTIPLIER, KV_N_HEADS, KV_N_LAYERS, SEED_MAX
+from models.checks import choice, flag
+from models.limits import ATTN_KEYS, ATTN_MULTIPLIER, KV_N_HEADS, KV_N_LAYERS, SEED
 
 SCALES = ("removed", "multiplied")
 
@@ -35,7 +35,7 @@ def attention_scale(random: dict, trained: dict, request: gr.Request = None) -> 
 
     lang = lang_of(request)
     scale, model = choice("attn_scale_scale", trained["scale"], SCALES), trained["model"]
-    multiplier = number("attn_scale_multiplier", trained["multiplier"], 0, ATTN_MAX_MULTIPLIER)  # even when unread
+    multiplier = ATTN_MULTIPLIER.number("attn_scale_multiplier", trained["multiplier"])   # even when unread
     curve = entropy_curve(random["n_keys"], seed=random["seed"])
     m = math.sqrt(trained_model(model).model.config.qk_dim) if scale == "removed" else multiplier
     effect = scale_effect(model, trained["prompt"], m, trained["layer"], trained["head"],
@@ -50,16 +50,14 @@ def build() -> dict:
     with gr.Row():
         with gr.Column(scale=1, min_width=280):
             gr.Markdown(t("attn_scale_random_heading"))
-            ui.n_keys = Slider(2, ATTN_MAX_KEYS, value=64, step=1, label=t("attn_scale_keys"),
-                               elem_id="attn_scale_keys")
-            ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("attn_scale_seed"),
-                             elem_id="attn_scale_seed")
+            ui.n_keys = Slider.over(ATTN_KEYS, 64, label=t("attn_scale_keys"), elem_id="attn_scale_keys")
+            ui.seed = Number.over(SEED, 0, precision=0, label=t("attn_scale_seed"), elem_id="attn_scale_seed")
             gr.Markdown(t("attn_scale_model_heading"))
             shared_controls(ui, "attn_scale")
             ui.scale = Radio([(t(f"attn_scale_{s}"), s) for s in SCALES], value="removed",
                              label=t("attn_scale_scale"), elem_id="attn_scale_scale")
-            ui.multiplier = Slider(0, ATTN_MAX_MULTIPLIER, value=4.0, step=0.25, label=t("attn_scale_multiplier"),
-                                   elem_id="attn_scale_multiplier")
+            ui.multiplier = Slider.over(ATTN_MULTIPLIER, 4.0, label=t("attn_scale_multiplier"),
+                                        elem_id="attn_scale_multiplier")
             ui.layer = Slider(1, KV_N_LAYERS, value=4, step=1, label=t("attn_view_layer"), elem_id="attn_scale_layer")
             ui.head = Slider(1, KV_N_HEADS, value=2, step=1, label=t("attn_view_head"), elem_id="attn_scale_head")
             ui.full_text = gr.Checkbox(False, label=t("attn_scale_full_text"),

@@ -24,7 +24,7 @@ from components.wiring import event, grouped
 from locales import Term, tr
 from models.bpe_trace import CORPORA, SPLITS, TIES, load_corpus
 from models.checks import InputError, choice, whole
-from models.limits import BPE_MAX_CORPUS_BYTES, BPE_MAX_ENCODE_CHARS, BPE_MAX_MERGES, BPE_SHOW_TOKENS
+from models.limits import BPE_MAX_CORPUS_BYTES, BPE_MAX_ENCODE_CHARS, BPE_MAX_MERGES, BPE_MERGES, BPE_SHOW_TOKENS
 
 CORPUS_CHOICES = (*CORPORA, "custom")
 DEFAULT_TEXT = "Tokenization is where every LLM course starts. 露营 costs more tokens than camp 🏕️!"
@@ -423,7 +423,7 @@ def build() -> dict:
                                  max_length=BPE_MAX_CORPUS_BYTES, label=t("bpe_text"), elem_id="bpe_text")
             ui.upload = gr.File(label=t("bpe_upload"), file_types=["text", ".txt", ".md", ".py", ".csv", ".json"],
                                 type="filepath", height=130, elem_id="bpe_upload")
-            ui.merges = Slider(1, BPE_MAX_MERGES, value=400, step=1, label=t("bpe_merges"), elem_id="bpe_merges")
+            ui.merges = Slider.over(BPE_MERGES, 400, label=t("bpe_merges"), elem_id="bpe_merges")
             ui.split = Radio([(t(f"bpe_split_{s}"), s) for s in SPLITS], value="gpt2", label=t("bpe_split"),
                              elem_id="bpe_split")
             ui.tie = Radio([(t(f"bpe_tie_{r}"), r) for r in TIES], value="first", label=t("bpe_tie"),

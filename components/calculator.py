@@ -14,7 +14,7 @@ from components.wiring import control_names, event, grouped
 from locales import LOCALES, tr
 from models.calculator import (ATTENTION_KERNELS, BOOL_FIELDS, DTYPE_BYTES, FIELD_CHOICES, FIELD_RANGES,
                                OPTIMIZER_RECIPES, PRESETS, RECOMPUTE, RunSettings, fields_of, spec_fields)
-from models.limits import CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_JSON_CHARS, CALC_MAX_TRAIN_TOKENS
+from models.limits import CALC_BATCH, CALC_CONTEXT, CALC_MAX_CONTEXT, CALC_MAX_JSON_CHARS, CALC_TRAIN_TOKENS
 
 FIELDS = spec_fields()
 GROUPS = {  # accordion -> fields, in the order a config.json lists them
@@ -105,7 +105,7 @@ def fit_seq_len(learned_positions: int = D["learned_positions"], seq_len: int = 
     from models.calculator import fit_context
     from models.checks import whole
     fitted = fit_context(whole("learned_positions", learned_positions, 0, CALC_MAX_CONTEXT),
-                         whole("calc_seq_len", asked_seq_len, 1, CALC_MAX_CONTEXT))
+                         CALC_CONTEXT.whole("calc_seq_len", asked_seq_len))
     return {"seq_len": fitted} if fitted != seq_len else {}
 
 
@@ -117,7 +117,7 @@ def remember_seq_len(seq_len: int = RUN.seq_len) -> dict:
     """
     from models.checks import InputError, whole
     try:
-        return {"asked_seq_len": whole("calc_seq_len", seq_len, 1, CALC_MAX_CONTEXT)}
+        return {"asked_seq_len": CALC_CONTEXT.whole("calc_seq_len", seq_len)}
     except InputError:
         return {}
 
@@ -184,17 +184,16 @@ def build() -> dict:
                             for name in row:
                                 setattr(ui, name, _field(name, D[name]))
             with gr.Accordion(t("calc_run"), open=True):
-                ui.seq_len = Number(RUN.seq_len, precision=0, minimum=1, maximum=CALC_MAX_CONTEXT,
-                                    label=t("calc_seq"), elem_id="calc_seq")
+                ui.seq_len = Number.over(CALC_CONTEXT, RUN.seq_len, precision=0, label=t("calc_seq"),
+                                         elem_id="calc_seq")
                 ui.asked_seq_len = gr.State(RUN.seq_len)       # the context last typed; presets fit it
-                ui.batch = Number(RUN.batch, precision=0, minimum=1, maximum=CALC_MAX_BATCH, label=t("calc_batch"),
-                                  elem_id="calc_batch")
+                ui.batch = Number.over(CALC_BATCH, RUN.batch, precision=0, label=t("calc_batch"), elem_id="calc_batch")
                 ui.weight_dtype = Dropdown(list(DTYPE_BYTES), value=RUN.weight_dtype, label=t("calc_wdtype"),
                                            elem_id="calc_wdtype")
                 ui.kv_dtype = Dropdown(list(DTYPE_BYTES), value=RUN.kv_dtype, label=t("calc_kvdtype"),
                                        elem_id="calc_kvdtype")
-                ui.train_tokens = Number(RUN.train_tokens, minimum=1, maximum=CALC_MAX_TRAIN_TOKENS,
-                                         label=t("calc_tokens"), elem_id="calc_tokens")
+                ui.train_tokens = Number.over(CALC_TRAIN_TOKENS, RUN.train_tokens,
+                                              label=t("calc_tokens"), elem_id="calc_tokens")
                 ui.recipe = Radio([(t(f"calc_recipe_{r}"), r) for r in OPTIMIZER_RECIPES], value=RUN.recipe,
                                   label=t("calc_recipe"), elem_id="calc_recipe")
                 ui.recompute = Radio([(t(f"calc_c_{r}"), r) for r in RECOMPUTE], value=RUN.recompute,

@@ -12,10 +12,9 @@ from components.widgets import Dropdown, Number, Radio, Slider, fit_slider
 from components.wiring import event, fit_then_draw, join_draws
 from locales import tr
 from models.calculator import PRESETS
-from models.checks import choice, number, whole
-from models.limits import (CALC_MAX_CONTEXT, KV_CONTEXT, KV_MAX_LATENT, KV_MAX_NEW_TOKENS, KV_N_HEADS,
-                           KV_SCALE_MAX_BATCH, KV_TRAINED_GQA, KV_TRAINED_LATENT, KV_VARIANTS, SEED_MAX,
-                           SLIDER_MAX_TEMPERATURE)
+from models.checks import Span, choice
+from models.limits import (CALC_CONTEXT, KV_CONTEXT, KV_MAX_LATENT, KV_MAX_NEW_TOKENS, KV_N_HEADS,
+                           KV_SCALE_MAX_BATCH, KV_TRAINED_GQA, KV_TRAINED_LATENT, KV_VARIANTS, SEED, TEMPERATURE)
 
 DEFAULT_PROMPT = "The kettle began to sing"
 DEFAULT_NEW_TOKENS = 200
@@ -26,14 +25,19 @@ SCALE_PRESETS = ("Llama-2-7B", "Llama-3-8B", "Mistral-7B v0.1", "DeepSeek-V2")  
 SCALE_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8", "int4")
 KV_OF_VARIANT = {"mha": KV_N_HEADS, "mqa": 1}          # GQA reads the slider
 PLOT_INTERVAL_S = 1.0                                  # figures redraw at most this often while streaming
+# What each bounded control offers; its widget is built from the span and its endpoint checks with it.
+KV_HEADS = Span(1, KV_N_HEADS)
+LATENT = Span(1, KV_MAX_LATENT)
+NEW_TOKENS = Span(1, KV_MAX_NEW_TOKENS)            # less the prompt (fit_new_tokens); the model checks the sum
+BATCH = Span(1, KV_SCALE_MAX_BATCH)
 
 
 def _checked(prompt, attention, n_kv_heads, kv_latent_dim, max_new_tokens):
     """The tiny GPT's config for the controls and the number of new tokens, or ``InputError``. Both
     sliders are checked whatever the variant reads of them: a value out of range is refused, not ignored."""
     from models.tiny_gpt import check_prompt, tiny_config
-    whole("n_kv_heads", n_kv_heads, 1, KV_N_HEADS)
-    whole("kv_latent_dim", kv_latent_dim, 1, KV_MAX_LATENT)
+    KV_HEADS.whole("n_kv_heads", n_kv_heads)
+    LATENT.whole("kv_latent_dim", kv_latent_dim)
     config = tiny_config(attention, 1, n_kv_heads=n_kv_heads, kv_latent_dim=kv_latent_dim)
     return config, check_prompt(prompt, max_new_tokens)
 
@@ -94,8 +98,8 @@ def kv_generate(prompt: str = DEFAULT_PROMPT, attention: str = "mha", n_kv_heads
 
     lang = lang_of(request)
     config, n_new = _checked(prompt, attention, n_kv_heads, kv_latent_dim, max_new_tokens)
-    temp = number("temperature", temperature, 0, SLIDER_MAX_TEMPERATURE)
-    seed = whole("seed", seed, 0, SEED_MAX)
+    temp = TEMPERATURE.number("temperature", temperature)
+    seed = SEED.whole("seed", seed)
     # In a worker of lower OS priority: under load the instant tabs are served first.
     frames = low_priority(stream_tiny_gpt, attention, prompt, n_new, n_kv_heads=config.n_kv_heads,
                           kv_latent_dim=config.kv_latent_dim, temperature=temp, seed=seed)
@@ -143,8 +147,8 @@ def kv_scale(preset: str = DEFAULT_PRESET, context: int = DEFAULT_CONTEXT, batch
     from viz.kv import scale_figure, scale_markdown
 
     lang = lang_of(request)
-    s = scale_up(preset, whole("kv_context", context, 1, CALC_MAX_CONTEXT),
-                 whole("kv_batch", batch, 1, KV_SCALE_MAX_BATCH), choice("kv_dtype", dtype, SCALE_DTYPES))
+    s = scale_up(preset, CALC_CONTEXT.whole("kv_context", context), BATCH.whole("kv_batch", batch),
+                 choice("kv_dtype", dtype, SCALE_DTYPES))
     names = list(dict.fromkeys([*SCALE_PRESETS, preset]))
     contexts, curves = scale_curves(names, s.batch, dtype)
     fig = scale_figure(contexts, curves, preset, s.weights_bytes, s.crossover_tokens, s.seq_len, s.cache_bytes,
@@ -178,18 +182,16 @@ def build() -> dict:
                                    elem_id="kv_prompt")
             ui.attention = Radio([(t(f"kv_{v}"), v) for v in KV_VARIANTS], value="mha", label=t("kv_attention"),
                                  elem_id="kv_attention")
-            ui.n_kv_heads = Slider(1, KV_N_HEADS, value=KV_N_HEADS, step=1, label=t("kv_n_kv"),
-                                   info=t("kv_n_kv_info"), elem_id="kv_n_kv")
-            ui.kv_latent_dim = Slider(1, KV_MAX_LATENT, value=KV_TRAINED_LATENT, step=1, label=t("kv_latent"),
-                                      info=t("kv_latent_info"), elem_id="kv_latent")
-            ui.max_new_tokens = Slider(1, KV_MAX_NEW_TOKENS, value=DEFAULT_NEW_TOKENS, step=1,
-                                       label=t("kv_new_tokens"), elem_id="kv_new_tokens")
+            ui.n_kv_heads = Slider.over(KV_HEADS, KV_N_HEADS, label=t("kv_n_kv"), info=t("kv_n_kv_info"),
+                                        elem_id="kv_n_kv")
+            ui.kv_latent_dim = Slider.over(LATENT, KV_TRAINED_LATENT, label=t("kv_latent"), info=t("kv_latent_info"),
+                                           elem_id="kv_latent")
+            ui.max_new_tokens = Slider.over(NEW_TOKENS, DEFAULT_NEW_TOKENS, label=t("kv_new_tokens"),
+                                            elem_id="kv_new_tokens")
             with gr.Row():
-                ui.temperature = Slider(0, SLIDER_MAX_TEMPERATURE, value=DEFAULT_TEMPERATURE, step=0.05,
-                                        label=t("kv_temperature"), info=t("kv_temperature_info"),
-                                        elem_id="kv_temperature")
-                ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("kv_seed"),
-                                 elem_id="kv_seed")
+                ui.temperature = Slider.over(TEMPERATURE, DEFAULT_TEMPERATURE, label=t("kv_temperature"),
+                                             info=t("kv_temperature_info"), elem_id="kv_temperature")
+                ui.seed = Number.over(SEED, 0, precision=0, label=t("kv_seed"), elem_id="kv_seed")
             with gr.Row():
                 ui.generate = gr.Button(t("kv_generate"), variant="primary", elem_id="kv_generate")
                 ui.stop = gr.Button(t("kv_stop"), variant="stop", elem_id="kv_stop")
@@ -205,10 +207,9 @@ def build() -> dict:
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
             ui.preset = Dropdown(list(PRESETS), value=DEFAULT_PRESET, label=t("kv_preset"), elem_id="kv_preset")
-            ui.context = Number(DEFAULT_CONTEXT, precision=0, minimum=1, maximum=CALC_MAX_CONTEXT,
-                                label=t("kv_context"), elem_id="kv_context")
-            ui.batch = Number(1, precision=0, minimum=1, maximum=KV_SCALE_MAX_BATCH, label=t("kv_batch"),
-                              elem_id="kv_batch")
+            ui.context = Number.over(CALC_CONTEXT, DEFAULT_CONTEXT, precision=0, label=t("kv_context"),
+                                     elem_id="kv_context")
+            ui.batch = Number.over(BATCH, 1, precision=0, label=t("kv_batch"), elem_id="kv_batch")
             ui.dtype = Dropdown(list(SCALE_DTYPES), value="bf16", label=t("kv_dtype"), elem_id="kv_dtype")
         with gr.Column(scale=3):
             ui.scale = gr.Plot(label=t("kv_scale_plot"), elem_id="kv_scale_plot")

@@ -10,11 +10,11 @@ from components.i18n import lang_of, t
 from components.share import CUSTOM
 from components.widgets import Number, Radio, Slider, fit_sliders
 from components.wiring import event, fit_then_draw, grouped
-from models.checks import choice, flag, whole
+from models.checks import Span, choice, flag, whole
 from models.limits import MASKS_MAX_HEADS as MAX_HEADS
 from models.limits import MASKS_MAX_SEQUENCES as MAX_SEQUENCES
 from models.limits import MASKS_MAX_TOKENS as MAX_TOKENS
-from models.limits import SEED_MAX
+from models.limits import SEED
 
 DEFAULT_TEXT = "the cat sat on the mat\n天气 晴朗 适合 露营\nhi there"
 RULES = ("padding", "causal", "use_window", "use_prefix", "packed")
@@ -26,6 +26,10 @@ PRESETS = {
 }
 CONVENTIONS = ("allow", "masked")
 SIDES = ("right", "left")
+# What each bounded control offers; its widget is built from the span and its endpoint checks with it.
+# The sequence and head shown are bounded by the text and the heads slider instead (fit_sliders).
+HEADS = Span(1, MAX_HEADS)
+RULE_SIZE = Span(1, MAX_TOKENS)                      # the window, the prefix
 
 
 @grouped(batch=dict(text=DEFAULT_TEXT, padding=True, padding_side="right"),
@@ -38,17 +42,17 @@ def compute_masks(batch: dict, rules: dict, view: dict, request: gr.Request = No
     from viz.masks import composition_figure, mask_panels, nan_trap_figure
 
     lang = lang_of(request)
-    n_heads = whole("masks_heads", view["heads"], 1, MAX_HEADS)
+    n_heads = HEADS.whole("masks_heads", view["heads"])
     convention = choice("masks_convention", view["convention"], CONVENTIONS)
-    window = whole("masks_window", rules["window"], 1, MAX_TOKENS)      # checked even when its rule is off
-    prefix = whole("masks_prefix", rules["prefix"], 1, MAX_TOKENS)
+    window = RULE_SIZE.whole("masks_window", rules["window"])            # checked even when its rule is off
+    prefix = RULE_SIZE.whole("masks_prefix", rules["prefix"])
     spec = MaskSpec(
         padding=flag("masks_padding", batch["padding"]), causal=flag("masks_causal", rules["causal"]),
         packed=flag("masks_packed", rules["packed"]),
         padding_side=batch["padding_side"],
         window=window if flag("masks_use_window", rules["use_window"]) else None,
         prefix_len=prefix if flag("masks_use_prefix", rules["use_prefix"]) else None)
-    ex = explore_masks(batch["text"], spec, n_heads=n_heads, seed=whole("seed", view["seed"], 0, SEED_MAX))
+    ex = explore_masks(batch["text"], spec, n_heads=n_heads, seed=SEED.whole("seed", view["seed"]))
     b = whole("masks_sequence", view["seq"], 1, len(ex.labels)) - 1
     h = whole("masks_head", view["head"], 1, n_heads) - 1
     labels, mask = ex.labels[b], ex.mask[b].tolist()
@@ -99,16 +103,15 @@ def build() -> dict:
                                         label=t("masks_padding_side"), elem_id="masks_side")
             ui.causal = gr.Checkbox(True, label=t("masks_causal"), elem_id="masks_causal")
             ui.use_window = gr.Checkbox(False, label=t("masks_use_window"), elem_id="masks_use_window")
-            ui.window = Slider(1, MAX_TOKENS, value=3, step=1, label=t("masks_window"), elem_id="masks_window")
+            ui.window = Slider.over(RULE_SIZE, 3, label=t("masks_window"), elem_id="masks_window")
             ui.use_prefix = gr.Checkbox(False, label=t("masks_use_prefix"), elem_id="masks_use_prefix")
-            ui.prefix = Slider(1, MAX_TOKENS, value=2, step=1, label=t("masks_prefix"), elem_id="masks_prefix")
+            ui.prefix = Slider.over(RULE_SIZE, 2, label=t("masks_prefix"), elem_id="masks_prefix")
             ui.packed = gr.Checkbox(False, label=t("masks_packed"), elem_id="masks_packed")
             ui.convention = Radio([(t(f"masks_conv_{c}"), c) for c in CONVENTIONS], value="allow",
                                   label=t("masks_convention"), elem_id="masks_convention")
             with gr.Row():
-                ui.heads = Slider(1, MAX_HEADS, value=2, step=1, label=t("masks_heads"), elem_id="masks_heads")
-                ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("masks_seed"),
-                                 elem_id="masks_seed")
+                ui.heads = Slider.over(HEADS, 2, label=t("masks_heads"), elem_id="masks_heads")
+                ui.seed = Number.over(SEED, 0, precision=0, label=t("masks_seed"), elem_id="masks_seed")
             with gr.Row():
                 ui.seq = Slider(1, MAX_SEQUENCES, value=1, step=1, label=t("masks_seq"), elem_id="masks_seq")
                 ui.head = Slider(1, MAX_HEADS, value=1, step=1, label=t("masks_head"), elem_id="masks_head")

@@ -12,12 +12,12 @@ from components.i18n import lang_of, t
 from components.widgets import Number, Radio, Slider
 from components.wiring import event, grouped, join_draws
 from locales import tr
-from models.checks import choice, flag, number, whole
+from models.checks import Span, choice, flag, whole
 from models.limits import (FFN_ACTIVATIONS, FFN_GATED, FFN_MAX_D_MODEL, FFN_MAX_X, MOE_EXPERT_KINDS,
                            MOE_MAX_CAPACITY_FACTOR, MOE_MAX_CHARS, MOE_MAX_D_HIDDEN, MOE_MAX_D_MODEL, MOE_MAX_EXPERTS,
                            MOE_MAX_LOGIT_SCALE, MOE_MAX_SHARED, MOE_MAX_SKEW, MOE_MAX_TOKENS, MOE_MAX_TOP_K,
                            MOE_MIN_CAPACITY_FACTOR, MOE_TRAIN_MAX_AUX, MOE_TRAIN_MAX_EXPERTS, MOE_TRAIN_MAX_STEPS,
-                           MOE_TRAIN_MAX_TOP_K, MOE_TRAIN_MAX_Z, MOE_TRAIN_MIN_STEPS, SEED_MAX)
+                           MOE_TRAIN_MAX_TOP_K, MOE_TRAIN_MAX_Z, MOE_TRAIN_MIN_STEPS, SEED)
 
 DEFAULT_TEXT = "The cat sat on the mat, and the dog sat on the log.\n天气晴朗，适合露营。"
 MULTIPLES = (1, 8, 64, 128, 256, 1024, 4096)           # Llama-2 uses 256; Llama-3 1024; Llama-2-70B 4096
@@ -30,6 +30,18 @@ ROUTE_OUTPUTS = ("route_plot", "flow_plot", "loss_plot", "summary", "device")
 TRAIN_PLOTS = ("load_plot", "curves_plot", "chars_plot")
 TRAIN_OUTPUTS = ("status", *TRAIN_PLOTS, "device")
 STREAM_INTERVAL_S = 0.4            # the training view redraws at most this often (and at the end)
+# What each bounded control offers; its widget is built from the span and its endpoint checks with it.
+X_END = Span(-FFN_MAX_X, FFN_MAX_X, step=0.5)        # the activation plot's x range (checked in models.ffn)
+D_FFN = Span(1, FFN_MAX_D_MODEL)
+CAPACITY = Span(MOE_MIN_CAPACITY_FACTOR, MOE_MAX_CAPACITY_FACTOR, step=0.05)
+ROUTE = SimpleNamespace(                             # the routing view
+    n_random=Span(1, MOE_MAX_TOKENS), experts=Span(2, MOE_MAX_EXPERTS), top_k=Span(1, MOE_MAX_TOP_K),
+    d_model=Span(1, MOE_MAX_D_MODEL), d_hidden=Span(1, MOE_MAX_D_HIDDEN), shared=Span(0, MOE_MAX_SHARED),
+    sharpness=Span(0, MOE_MAX_LOGIT_SCALE, step=0.1), skew=Span(0, MOE_MAX_SKEW, step=0.1))
+TRAIN = SimpleNamespace(                             # the training run
+    aux_coef=Span(0, MOE_TRAIN_MAX_AUX, step=0.005), z_coef=Span(0, MOE_TRAIN_MAX_Z, step=0.001),
+    experts=Span(2, MOE_TRAIN_MAX_EXPERTS), top_k=Span(1, MOE_TRAIN_MAX_TOP_K),
+    steps=Span(MOE_TRAIN_MIN_STEPS, MOE_TRAIN_MAX_STEPS, step=10))
 
 # --------------------------------------------------------------------------- FFN view
 
@@ -55,8 +67,7 @@ def ffn_sizes(d_model: int = 4096, multiple_of: int = 256, request: gr.Request =
     from viz.moe import ffn_sizes_figure
 
     lang = lang_of(request)
-    s = compare_ffn_sizes(whole("moe_d_ffn", d_model, 1, FFN_MAX_D_MODEL),
-                          whole("moe_multiple", multiple_of, 1, max(MULTIPLES)))
+    s = compare_ffn_sizes(D_FFN.whole("moe_d_ffn", d_model), whole("moe_multiple", multiple_of, 1, max(MULTIPLES)))
     text = tr(lang, "moe_sizes_md", d=s.d_model, exact=s.exact_hidden, rule=s.unrounded_hidden, m=s.multiple_of,
               h=s.swiglu_hidden, dense=s.dense_total, swiglu=s.swiglu_total, change=s.change)
     return {"sizes_plot": ffn_sizes_figure(s, lang), "sizes_md": text}
@@ -67,7 +78,7 @@ def ffn_sizes(d_model: int = 4096, multiple_of: int = 256, request: gr.Request =
 
 def _capacity(use: bool, factor) -> float | None:
     """The capacity factor when its box is ticked; the slider is checked either way."""
-    factor = number("moe_capacity", factor, MOE_MIN_CAPACITY_FACTOR, MOE_MAX_CAPACITY_FACTOR)
+    factor = CAPACITY.number("moe_capacity", factor)
     return factor if flag("moe_use_capacity", use) else None
 
 
@@ -83,23 +94,23 @@ def moe_route(tokens: dict, layer: dict, router: dict, request: gr.Request = Non
 
     lang = lang_of(request)
     source = choice("moe_source", tokens["source"], SOURCES)
-    shared = whole("moe_shared", layer["shared"], 0, MOE_MAX_SHARED)
+    shared = ROUTE.shared.whole("moe_shared", layer["shared"])
     spec = RouteSpec(
-        num_experts=whole("moe_experts", layer["experts"], 2, MOE_MAX_EXPERTS),
-        top_k=whole("moe_top_k", layer["top_k"], 1, MOE_MAX_TOP_K),
-        d_model=whole("moe_d_model", layer["d_model"], 1, MOE_MAX_D_MODEL),
-        d_hidden=whole("moe_d_hidden", layer["d_hidden"], 1, MOE_MAX_D_HIDDEN),
+        num_experts=ROUTE.experts.whole("moe_experts", layer["experts"]),
+        top_k=ROUTE.top_k.whole("moe_top_k", layer["top_k"]),
+        d_model=ROUTE.d_model.whole("moe_d_model", layer["d_model"]),
+        d_hidden=ROUTE.d_hidden.whole("moe_d_hidden", layer["d_hidden"]),
         capacity_factor=_capacity(layer["use_capacity"], layer["capacity"]),
         num_shared=shared,
         # With no shared experts the gate has nothing to scale: ignored, so that a gate left ticked while
         # the slider goes to 0 does not refuse every later change.
         shared_gate=flag("moe_shared_gate", layer["shared_gate"]) and shared > 0,
         expert=layer["expert_kind"],
-        logit_scale=number("moe_sharpness", router["sharpness"], 0, MOE_MAX_LOGIT_SCALE),
-        skew=number("moe_skew", router["skew"], 0, MOE_MAX_SKEW))
+        logit_scale=ROUTE.sharpness.number("moe_sharpness", router["sharpness"]),
+        skew=ROUTE.skew.number("moe_skew", router["skew"]))
     words = split_tokens(tokens["text"]) if source == "text" else None
-    ex = explore_routing(words, spec, n_random=whole("moe_n_random", tokens["n_random"], 1, MOE_MAX_TOKENS),
-                         seed=whole("seed", tokens["seed"], 0, SEED_MAX))
+    ex = explore_routing(words, spec, n_random=ROUTE.n_random.whole("moe_n_random", tokens["n_random"]),
+                         seed=SEED.whole("seed", tokens["seed"]))
     kept, idx, c = ex.kept.tolist(), ex.topk_idx.tolist(), ex.counts
     counts = {"total": c.total, "active": c.active, "dense": c.dense, "flops_moe": c.flops_moe,
               "flops_dense": c.flops_dense}
@@ -130,13 +141,13 @@ def moe_train(layer: dict, run: dict, request: gr.Request = None):
 
     lang = lang_of(request)
     cfg = MoETrainConfig(                                              # bad settings: a message, no worker
-        num_experts=whole("moe_experts", layer["experts"], 2, MOE_TRAIN_MAX_EXPERTS),
-        top_k=whole("moe_top_k", layer["top_k"], 1, MOE_TRAIN_MAX_TOP_K),
-        aux_coef=number("moe_aux_coef", layer["aux_coef"], 0, MOE_TRAIN_MAX_AUX),
-        z_coef=number("moe_z_coef", layer["z_coef"], 0, MOE_TRAIN_MAX_Z),
+        num_experts=TRAIN.experts.whole("moe_experts", layer["experts"]),
+        top_k=TRAIN.top_k.whole("moe_top_k", layer["top_k"]),
+        aux_coef=TRAIN.aux_coef.number("moe_aux_coef", layer["aux_coef"]),
+        z_coef=TRAIN.z_coef.number("moe_z_coef", layer["z_coef"]),
         capacity_factor=_capacity(layer["use_capacity"], layer["capacity"]),
-        steps=whole("steps", run["steps"], MOE_TRAIN_MIN_STEPS, MOE_TRAIN_MAX_STEPS),
-        seed=whole("seed", run["seed"], 0, SEED_MAX),
+        steps=TRAIN.steps.whole("steps", run["steps"]),
+        seed=SEED.whole("seed", run["seed"]),
         compare=flag("moe_compare", run["compare"]))
     shown = 0.0
     # A low-priority process on the CPU (the instant tabs keep the CPU and the GIL); a thread on CUDA.
@@ -172,9 +183,9 @@ def train_waiting(request: gr.Request = None) -> dict:
     return dict(zip(TRAIN_PLOTS, waiting_figures(lang_of(request))))
 
 
-def _slider(low, high, value, step, elem_id, label: str | None = None):
-    """A slider whose label key is its ``elem_id`` unless another key is given."""
-    return Slider(low, high, value=value, step=step, label=t(label or elem_id), elem_id=elem_id)
+def _slider(span: Span, value, elem_id, label: str | None = None):
+    """A slider over ``span`` whose label key is its ``elem_id`` unless another key is given."""
+    return Slider.over(span, value, label=t(label or elem_id), elem_id=elem_id)
 
 
 def build() -> dict:
@@ -201,12 +212,11 @@ def _ffn_view() -> SimpleNamespace:
                                               value=list(DEFAULT_ACTIVATIONS), label=t("moe_activations"),
                                               elem_id="moe_activations")
             with gr.Row():
-                ui.x_min = _slider(-FFN_MAX_X, FFN_MAX_X, -4, 0.5, "moe_x_min")
-                ui.x_max = _slider(-FFN_MAX_X, FFN_MAX_X, 4, 0.5, "moe_x_max")
+                ui.x_min = _slider(X_END, -4, "moe_x_min")
+                ui.x_max = _slider(X_END, 4, "moe_x_max")
             ui.gated = Radio([(t(f"moe_act_{g}"), g) for g in FFN_GATED], value="swiglu", label=t("moe_gated"),
                                 elem_id="moe_gated")
-            ui.d_model = Number(4096, precision=0, minimum=1, maximum=FFN_MAX_D_MODEL, label=t("moe_d_ffn"),
-                                   elem_id="moe_d_ffn")
+            ui.d_model = Number.over(D_FFN, 4096, precision=0, label=t("moe_d_ffn"), elem_id="moe_d_ffn")
             ui.multiple_of = Radio(list(MULTIPLES), value=256, label=t("moe_multiple"),
                                       info=t("moe_multiple_info"), elem_id="moe_multiple")
         with gr.Column(scale=3):
@@ -232,23 +242,22 @@ def _route_view() -> SimpleNamespace:
             ui.text = gr.Textbox(DEFAULT_TEXT, lines=3, max_lines=8, label=t("moe_text"), elem_id="moe_text",
                                  max_length=MOE_MAX_CHARS)
             with gr.Row():
-                ui.n_random = _slider(1, MOE_MAX_TOKENS, 64, 1, "moe_n_random")
-                ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("moe_seed"),
-                                    elem_id="moe_seed")
+                ui.n_random = _slider(ROUTE.n_random, 64, "moe_n_random")
+                ui.seed = Number.over(SEED, 0, precision=0, label=t("moe_seed"), elem_id="moe_seed")
             with gr.Row():
-                ui.experts = _slider(2, MOE_MAX_EXPERTS, 8, 1, "moe_experts")
-                ui.top_k = _slider(1, MOE_MAX_TOP_K, 2, 1, "moe_top_k")
+                ui.experts = _slider(ROUTE.experts, 8, "moe_experts")
+                ui.top_k = _slider(ROUTE.top_k, 2, "moe_top_k")
             with gr.Row():
-                ui.d_model = _slider(1, MOE_MAX_D_MODEL, 32, 1, "moe_d_model")
-                ui.d_hidden = _slider(1, MOE_MAX_D_HIDDEN, 64, 1, "moe_d_hidden")
+                ui.d_model = _slider(ROUTE.d_model, 32, "moe_d_model")
+                ui.d_hidden = _slider(ROUTE.d_hidden, 64, "moe_d_hidden")
             ui.expert_kind = Radio([(t(f"moe_kind_{k}"), k) for k in MOE_EXPERT_KINDS], value="swiglu",
                                       label=t("moe_expert_kind"), elem_id="moe_expert_kind")
             ui.use_capacity = gr.Checkbox(False, label=t("moe_use_capacity"), elem_id="moe_use_capacity")
-            ui.capacity = _slider(MOE_MIN_CAPACITY_FACTOR, MOE_MAX_CAPACITY_FACTOR, 1.0, 0.05, "moe_capacity")
-            ui.shared = _slider(0, MOE_MAX_SHARED, 0, 1, "moe_shared")
+            ui.capacity = _slider(CAPACITY, 1.0, "moe_capacity")
+            ui.shared = _slider(ROUTE.shared, 0, "moe_shared")
             ui.shared_gate = gr.Checkbox(False, label=t("moe_shared_gate"), elem_id="moe_shared_gate")
-            ui.sharpness = _slider(0, MOE_MAX_LOGIT_SCALE, 1.0, 0.1, "moe_sharpness")
-            ui.skew = _slider(0, MOE_MAX_SKEW, 0.0, 0.1, "moe_skew")
+            ui.sharpness = _slider(ROUTE.sharpness, 1.0, "moe_sharpness")
+            ui.skew = _slider(ROUTE.skew, 0.0, "moe_skew")
         with gr.Column(scale=3):
             ui.route_plot = gr.Plot(label=t("moe_route_plot"), elem_id="moe_route_plot")
             ui.summary = gr.Markdown(elem_id="moe_route_md")
@@ -268,17 +277,16 @@ def _train_view() -> SimpleNamespace:
     ui = SimpleNamespace()
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
-            ui.aux_coef = _slider(0, MOE_TRAIN_MAX_AUX, 0.05, 0.005, "moe_aux_coef")
-            ui.z_coef = _slider(0, MOE_TRAIN_MAX_Z, 0.0, 0.001, "moe_z_coef")
+            ui.aux_coef = _slider(TRAIN.aux_coef, 0.05, "moe_aux_coef")
+            ui.z_coef = _slider(TRAIN.z_coef, 0.0, "moe_z_coef")
             with gr.Row():
-                ui.experts = _slider(2, MOE_TRAIN_MAX_EXPERTS, 8, 1, "moe_train_experts", "moe_experts")
-                ui.top_k = _slider(1, MOE_TRAIN_MAX_TOP_K, 1, 1, "moe_train_top_k", "moe_top_k")
+                ui.experts = _slider(TRAIN.experts, 8, "moe_train_experts", "moe_experts")
+                ui.top_k = _slider(TRAIN.top_k, 1, "moe_train_top_k", "moe_top_k")
             ui.use_capacity = gr.Checkbox(False, label=t("moe_use_capacity"), elem_id="moe_train_use_capacity")
-            ui.capacity = _slider(MOE_MIN_CAPACITY_FACTOR, MOE_MAX_CAPACITY_FACTOR, 1.25, 0.05, "moe_train_capacity")
+            ui.capacity = _slider(CAPACITY, 1.25, "moe_train_capacity")
             with gr.Row():
-                ui.steps = _slider(MOE_TRAIN_MIN_STEPS, MOE_TRAIN_MAX_STEPS, 150, 10, "moe_steps")
-                ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("moe_train_seed"),
-                                    elem_id="moe_train_seed")
+                ui.steps = _slider(TRAIN.steps, 150, "moe_steps")
+                ui.seed = Number.over(SEED, 0, precision=0, label=t("moe_train_seed"), elem_id="moe_train_seed")
             ui.compare = gr.Checkbox(True, label=t("moe_compare"), elem_id="moe_compare")
             with gr.Row():
                 ui.train = gr.Button(t("moe_train_button"), variant="primary", elem_id="moe_train_button")

@@ -22,16 +22,25 @@ from components.i18n import lang_of, t
 from components.widgets import CheckboxGroup, Number, Radio, Slider, fit_sliders
 from components.wiring import event, fit_then_draw, grouped, join_draws
 from locales import tr
-from models.checks import InputError, choice, flag, number, whole
+from models.checks import InputError, Span, choice, flag, number, whole
 from models.limits import (GRAD_BATCH, GRAD_D_MODEL, GRAD_SEQ_LEN, NORM_AXES_MAX, NORM_MAX_BATCH, NORM_MAX_D_MODEL,
                            NORM_MAX_HEADS, NORM_MAX_LAYERS, NORM_MAX_SEQ_LEN, NORM_MIN_D_MODEL, NORM_MIN_LAYERS,
-                           NORM_TRAIN_MAX_LR, NORM_TRAIN_MAX_STEPS, NORM_TRAIN_MIN_STEPS, SEED_MAX)
+                           NORM_TRAIN_MAX_LR, NORM_TRAIN_MAX_STEPS, NORM_TRAIN_MIN_STEPS, SEED)
 
 VARIANTS = ("post", "pre", "sandwich", "deepnorm")       # models.norms.VARIANTS, without importing torch
 NORMS = ("layernorm", "rmsnorm")
 DEFAULT_VARIANTS = ("post", "pre")                       # the two placements Xiong et al. compare
 STREAM_EVERY_S = 0.5                                     # a training figure at most this often
 SECTIONS = (norms_stability,)                            # parts built by their own module
+# What each bounded control offers; its widget is built from the span and its endpoint checks with it. (The
+# learning rate's box has an open lower end, checked as "above 0"; the highlighted cell's sliders end at the shape.)
+STACK_SPANS = SimpleNamespace(
+    n_layers=Span(NORM_MIN_LAYERS, NORM_MAX_LAYERS), d_model=Span(NORM_MIN_D_MODEL, NORM_MAX_D_MODEL, step=16),
+    n_heads=Span(1, NORM_MAX_HEADS), seq_len=Span(2, NORM_MAX_SEQ_LEN), batch=Span(1, NORM_MAX_BATCH))
+TRAIN_STEPS = Span(NORM_TRAIN_MIN_STEPS, NORM_TRAIN_MAX_STEPS, step=10)
+WARMUP = Span(1, NORM_TRAIN_MAX_STEPS)
+AXES_SPANS = SimpleNamespace(batch=Span(1, NORM_AXES_MAX), tokens=Span(1, NORM_AXES_MAX),
+                             features=Span(2, NORM_AXES_MAX))
 
 
 def _variants(values) -> list[str]:
@@ -43,11 +52,11 @@ def _variants(values) -> list[str]:
 
 def _stack_args(n_layers, d_model, n_heads, norm, seq_len, batch, seed) -> dict:
     """The stack's settings from the UI's controls, each checked (the UI's depth starts at 2)."""
-    return dict(n_layers=whole("norms_layers", n_layers, NORM_MIN_LAYERS, NORM_MAX_LAYERS),
-                d_model=whole("d_model", d_model, NORM_MIN_D_MODEL, NORM_MAX_D_MODEL),
-                n_heads=whole("n_heads", n_heads, 1, NORM_MAX_HEADS), norm=choice("norms_norm", norm, NORMS),
-                seq_len=whole("norms_seq_len", seq_len, 2, NORM_MAX_SEQ_LEN),
-                batch=whole("norms_batch", batch, 1, NORM_MAX_BATCH), seed=whole("seed", seed, 0, SEED_MAX))
+    s = STACK_SPANS
+    return dict(n_layers=s.n_layers.whole("norms_layers", n_layers), d_model=s.d_model.whole("d_model", d_model),
+                n_heads=s.n_heads.whole("n_heads", n_heads), norm=choice("norms_norm", norm, NORMS),
+                seq_len=s.seq_len.whole("norms_seq_len", seq_len), batch=s.batch.whole("norms_batch", batch),
+                seed=SEED.whole("seed", seed))
 
 
 STACK = dict(n_layers=12, d_model=GRAD_D_MODEL, n_heads=4, norm="layernorm")    # the stack's controls
@@ -108,9 +117,8 @@ def norm_train(lr: float = 5e-3, steps: int = 300, warmup: int = 100, norm: str 
 
     lang = lang_of(request)
     config = TrainConfig(lr=number("learning_rate", lr, 0, NORM_TRAIN_MAX_LR, above=True),
-                         steps=whole("steps", steps, NORM_TRAIN_MIN_STEPS, NORM_TRAIN_MAX_STEPS),
-                         warmup=whole("norms_warmup_steps", warmup, 1, NORM_TRAIN_MAX_STEPS),
-                         norm=choice("norms_norm", norm, NORMS), seed=whole("seed", seed, 0, SEED_MAX))
+                         steps=TRAIN_STEPS.whole("steps", steps), warmup=WARMUP.whole("norms_warmup_steps", warmup),
+                         norm=choice("norms_norm", norm, NORMS), seed=SEED.whole("seed", seed))
     last = 0.0
     for progress in low_priority(train_steps, config):                         # the instant tabs keep the CPU
         now = time.perf_counter()
@@ -136,11 +144,12 @@ def norm_axes(batch: int = 2, tokens: int = 4, features: int = 6, seed: int = 0,
     from viz.norms import axes_figure, axes_summary
 
     lang = lang_of(request)
-    shape = [whole(name, v, low, NORM_AXES_MAX) for name, v, low in
-             (("norms_axes_batch", batch, 1), ("norms_axes_tokens", tokens, 1), ("norms_axes_features", features, 2))]
+    a = AXES_SPANS
+    shape = [a.batch.whole("norms_axes_batch", batch), a.tokens.whole("norms_axes_tokens", tokens),
+             a.features.whole("norms_axes_features", features)]
     cell = tuple(whole(name, v, 1, size) - 1 for name, v, size in
                  (("norms_item", item, shape[0]), ("norms_token", token, shape[1]), ("norms_feature", feature, shape[2])))
-    view = compute(*shape, seed=whole("seed", seed, 0, SEED_MAX))
+    view = compute(*shape, seed=SEED.whole("seed", seed))
     fig = axes_figure(view.x, view.outputs, view.stats, cell, lang=lang)
     return {"axes_plot": fig, "axes_check": axes_summary(view.max_error, lang), "axes_device": str(view.timing)}
 
@@ -149,10 +158,10 @@ def fit_cell(batch: int = 2, tokens: int = 4, features: int = 6, item: int = 1, 
              feature: int = 3) -> dict:
     """The highlight sliders end at the shape's items, tokens and features (``fit_sliders``); one whose
     size is not valid is left as it is (the draw names the error)."""
-    return fit_sliders(item=("norms_item", item, lambda: whole("norms_axes_batch", batch, 1, NORM_AXES_MAX)),
-                       token=("norms_token", token, lambda: whole("norms_axes_tokens", tokens, 1, NORM_AXES_MAX)),
-                       feature=("norms_feature", feature,
-                                lambda: whole("norms_axes_features", features, 2, NORM_AXES_MAX)))
+    a = AXES_SPANS
+    return fit_sliders(item=("norms_item", item, lambda: a.batch.whole("norms_axes_batch", batch)),
+                       token=("norms_token", token, lambda: a.tokens.whole("norms_axes_tokens", tokens)),
+                       feature=("norms_feature", feature, lambda: a.features.whole("norms_axes_features", features)))
 
 
 def first_draw(batch: int = 2, tokens: int = 4, features: int = 6, seed: int = 0, item: int = 1, token: int = 2,
@@ -179,23 +188,18 @@ def build() -> dict:
         with gr.Column(scale=1, min_width=300):
             grads.variants = CheckboxGroup([(t(f"norm_{v}"), v) for v in VARIANTS], value=list(DEFAULT_VARIANTS),
                                            label=t("norm_variants"), elem_id="norm_variants")
-            grads.n_layers = Slider(NORM_MIN_LAYERS, NORM_MAX_LAYERS, value=12, step=1, label=t("norm_layers"),
-                                    elem_id="norm_layers")
+            grads.n_layers = Slider.over(STACK_SPANS.n_layers, 12, label=t("norm_layers"), elem_id="norm_layers")
             with gr.Row():
-                grads.d_model = Slider(NORM_MIN_D_MODEL, NORM_MAX_D_MODEL, value=GRAD_D_MODEL, step=16,
-                                       label=t("norm_width"), elem_id="norm_width")
-                grads.n_heads = Slider(1, NORM_MAX_HEADS, value=4, step=1, label=t("norm_heads"),
-                                       elem_id="norm_heads")
+                grads.d_model = Slider.over(STACK_SPANS.d_model, GRAD_D_MODEL, label=t("norm_width"),
+                                            elem_id="norm_width")
+                grads.n_heads = Slider.over(STACK_SPANS.n_heads, 4, label=t("norm_heads"), elem_id="norm_heads")
             grads.norm = Radio([(t(f"norm_{k}"), k) for k in NORMS], value="layernorm", label=t("norm_kind"),
                                elem_id="norm_kind")
             with gr.Row():
-                grads.seq_len = Slider(2, NORM_MAX_SEQ_LEN, value=GRAD_SEQ_LEN, step=1, label=t("norm_seq"),
-                                       elem_id="norm_seq")
-                grads.batch = Slider(1, NORM_MAX_BATCH, value=GRAD_BATCH, step=1, label=t("norm_batch"),
-                                     elem_id="norm_batch")
+                grads.seq_len = Slider.over(STACK_SPANS.seq_len, GRAD_SEQ_LEN, label=t("norm_seq"), elem_id="norm_seq")
+                grads.batch = Slider.over(STACK_SPANS.batch, GRAD_BATCH, label=t("norm_batch"), elem_id="norm_batch")
             with gr.Row():
-                grads.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("norm_seed"),
-                                    elem_id="norm_seed")
+                grads.seed = Number.over(SEED, 0, precision=0, label=t("norm_seed"), elem_id="norm_seed")
                 grads.log_y = gr.Checkbox(True, label=t("norm_log"), elem_id="norm_log")
             sweep = gr.Button(t("norm_sweep"), elem_id="norm_sweep")
         with gr.Column(scale=3):
@@ -209,14 +213,11 @@ def build() -> dict:
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
             train.lr = Number(5e-3, minimum=0, maximum=NORM_TRAIN_MAX_LR, label=t("norm_lr"), elem_id="norm_lr")
-            train.steps = Slider(NORM_TRAIN_MIN_STEPS, NORM_TRAIN_MAX_STEPS, value=300, step=10, label=t("norm_steps"),
-                                 elem_id="norm_steps")
-            train.warmup = Slider(1, NORM_TRAIN_MAX_STEPS, value=100, step=1, label=t("norm_warmup"),
-                                  elem_id="norm_warmup")
+            train.steps = Slider.over(TRAIN_STEPS, 300, label=t("norm_steps"), elem_id="norm_steps")
+            train.warmup = Slider.over(WARMUP, 100, label=t("norm_warmup"), elem_id="norm_warmup")
             train.norm = Radio([(t(f"norm_{k}"), k) for k in NORMS], value="layernorm", label=t("norm_kind"),
                                elem_id="norm_train_kind")
-            train.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("norm_train_seed"),
-                                elem_id="norm_train_seed")
+            train.seed = Number.over(SEED, 0, precision=0, label=t("norm_train_seed"), elem_id="norm_train_seed")
             with gr.Row():
                 run = gr.Button(t("norm_train_button"), variant="primary", elem_id="norm_train")
                 stop = gr.Button(t("norm_stop"), variant="stop", elem_id="norm_stop")
@@ -230,19 +231,17 @@ def build() -> dict:
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
             with gr.Row():
-                axes.batch = Slider(1, NORM_AXES_MAX, value=2, step=1, label=t("norm_axes_batch"),
-                                    elem_id="norm_axes_batch")
-                axes.tokens = Slider(1, NORM_AXES_MAX, value=4, step=1, label=t("norm_axes_tokens"),
-                                     elem_id="norm_axes_tokens")
-                axes.features = Slider(2, NORM_AXES_MAX, value=6, step=1, label=t("norm_axes_features"),
-                                       elem_id="norm_axes_features")
+                axes.batch = Slider.over(AXES_SPANS.batch, 2, label=t("norm_axes_batch"), elem_id="norm_axes_batch")
+                axes.tokens = Slider.over(AXES_SPANS.tokens, 4, label=t("norm_axes_tokens"),
+                                          elem_id="norm_axes_tokens")
+                axes.features = Slider.over(AXES_SPANS.features, 6, label=t("norm_axes_features"),
+                                            elem_id="norm_axes_features")
             with gr.Row():
                 axes.item = Slider(1, NORM_AXES_MAX, value=1, step=1, label=t("norm_axes_b"), elem_id="norm_axes_b")
                 axes.token = Slider(1, NORM_AXES_MAX, value=2, step=1, label=t("norm_axes_t"), elem_id="norm_axes_t")
                 axes.feature = Slider(1, NORM_AXES_MAX, value=3, step=1, label=t("norm_axes_f"),
                                       elem_id="norm_axes_f")
-            axes.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("norm_axes_seed"),
-                               elem_id="norm_axes_seed")
+            axes.seed = Number.over(SEED, 0, precision=0, label=t("norm_axes_seed"), elem_id="norm_axes_seed")
         with gr.Column(scale=3):
             axes.axes_plot = gr.Plot(label=t("norm_axes_plot"), elem_id="norm_axes_plot")
             axes.axes_check = gr.Markdown(elem_id="norm_axes_check")

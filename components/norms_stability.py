@@ -15,9 +15,7 @@ from components.common import device_line, explain, long_run, low_priority, says
 from components.i18n import lang_of, t
 from components.widgets import Number, Slider
 from components.wiring import event
-from models.checks import whole
-from models.limits import (SEED_MAX, STAB_MAX_D_MODEL, STAB_MAX_LOGIT_SCALE, STAB_MAX_LR, STAB_MAX_LRS, STAB_MAX_STEPS,
-                           STAB_MAX_Z_LOSS, STAB_MIN_D_MODEL, STAB_MIN_LR, STAB_MIN_STEPS)
+from models.limits import SEED, STAB_D_MODEL, STAB_LOGIT_SCALE, STAB_LR, STAB_LRS, STAB_STEPS, STAB_Z_LOSS
 
 STREAM_EVERY_S = 0.5                 # the sweep's figures at most this often
 
@@ -41,8 +39,8 @@ def stability_sweep(lr_min: float = 1e-3, lr_max: float = 0.1, n_lrs: int = 5, s
     from viz.stability import curves_figure, final_loss_figure, findings_text, status_text
 
     lang = lang_of(request)
-    steps = whole("steps", steps, STAB_MIN_STEPS, STAB_MAX_STEPS)      # the sliders' ranges; the sweep takes more
-    d_model = whole("d_model", d_model, STAB_MIN_D_MODEL, STAB_MAX_D_MODEL)
+    steps = STAB_STEPS.whole("steps", steps)                           # the sliders' spans; the sweep takes more
+    d_model = STAB_D_MODEL.whole("d_model", d_model)
     config = SweepConfig(lr_min=lr_min, lr_max=lr_max, n_lrs=n_lrs, steps=steps, d_model=d_model, z_loss=z_loss,
                          seed=seed)                                     # bad settings: a message, no worker
     log, last = SweepLog(config), 0.0
@@ -73,8 +71,7 @@ def build() -> dict:
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
             gr.Markdown(t("stability_overflow_heading"))
-            ui.scale = Slider(0, STAB_MAX_LOGIT_SCALE, value=12.0, step=0.1, label=t("stability_scale"),
-                              elem_id="stability_scale")
+            ui.scale = Slider.over(STAB_LOGIT_SCALE, 12.0, label=t("stability_scale"), elem_id="stability_scale")
         with gr.Column(scale=3):
             ui.overflow = gr.Plot(label=t("stability_overflow_plot"), elem_id="stability_overflow")
             ui.overflow_summary = gr.Markdown(elem_id="stability_overflow_summary")
@@ -83,20 +80,14 @@ def build() -> dict:
         with gr.Column(scale=1, min_width=300):
             gr.Markdown(t("stability_sweep_heading"))
             with gr.Row():
-                ui.lr_min = Number(1e-3, minimum=STAB_MIN_LR, maximum=STAB_MAX_LR, label=t("stability_lr_min"),
-                                   elem_id="stability_lr_min")
-                ui.lr_max = Number(0.1, minimum=STAB_MIN_LR, maximum=STAB_MAX_LR, label=t("stability_lr_max"),
-                                   elem_id="stability_lr_max")
-            ui.n_lrs = Slider(1, STAB_MAX_LRS, value=5, step=1, label=t("stability_n_lrs"), elem_id="stability_n_lrs")
-            ui.steps = Slider(STAB_MIN_STEPS, STAB_MAX_STEPS, value=200, step=10, label=t("stability_steps"),
-                              elem_id="stability_steps")
-            ui.d_model = Slider(STAB_MIN_D_MODEL, STAB_MAX_D_MODEL, value=64, step=16, label=t("stability_width"),
-                                elem_id="stability_width")
+                ui.lr_min = Number.over(STAB_LR, 1e-3, label=t("stability_lr_min"), elem_id="stability_lr_min")
+                ui.lr_max = Number.over(STAB_LR, 0.1, label=t("stability_lr_max"), elem_id="stability_lr_max")
+            ui.n_lrs = Slider.over(STAB_LRS, 5, label=t("stability_n_lrs"), elem_id="stability_n_lrs")
+            ui.steps = Slider.over(STAB_STEPS, 200, label=t("stability_steps"), elem_id="stability_steps")
+            ui.d_model = Slider.over(STAB_D_MODEL, 64, label=t("stability_width"), elem_id="stability_width")
             with gr.Row():
-                ui.z_loss = Number(1e-2, minimum=0, maximum=STAB_MAX_Z_LOSS, label=t("stability_z_coef"),
-                                   elem_id="stability_z_coef")
-                ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("stability_seed"),
-                                 elem_id="stability_seed")
+                ui.z_loss = Number.over(STAB_Z_LOSS, 1e-2, label=t("stability_z_coef"), elem_id="stability_z_coef")
+                ui.seed = Number.over(SEED, 0, precision=0, label=t("stability_seed"), elem_id="stability_seed")
             with gr.Row():
                 ui.run = gr.Button(t("stability_run_button"), variant="primary", elem_id="stability_run")
                 ui.stop = gr.Button(t("stability_stop"), variant="stop", elem_id="stability_stop")

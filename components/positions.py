@@ -18,11 +18,11 @@ from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import CheckboxGroup, Number, Radio, Slider, fit_slider
 from components.wiring import control_names, event, grouped
-from models.checks import InputError, choice, flag, whole
+from models.checks import InputError, Span, choice, flag, whole
 from models.limits import (POS_COMPARE_MAX_HEADS, POS_DIAGRAM_MAX_POSITION, POS_MAX_BASE, POS_MAX_COMPARE_LEN,
                            POS_MAX_D_MODEL, POS_MAX_DIAGRAM_DIM, POS_MAX_FACTOR, POS_MAX_HEAD_DIM, POS_MAX_HEATMAP,
                            POS_MAX_POSITION, POS_MAX_SPEED, POS_MIN_COMPARE_LEN, POS_MIN_SPAN, POS_SLIDER_MAX_POSITION,
-                           SEED_MAX)
+                           SEED)
 
 VIEWS = ("rotate", "relative", "frequencies", "extrapolation", "conventions", "compare")
 # The choices of models.positions_explore (not imported here: it imports torch, and building the UI must not).
@@ -33,6 +33,12 @@ METHODS = ("original", "pi", "ntk", "llama3")
 LLAMA31 = dict(head_dim=128, base=500000.0, original_max_position=8192, factor=8.0, low_freq_factor=1.0,
                high_freq_factor=4.0)
 PLAY_INTERVAL = 0.3                                # seconds between two frames of Play
+# What the sliders offer where less than the backend computes; each widget is built from its span and its
+# endpoint checks with it (the others are checked by models.positions_explore, against models.limits).
+POSITION, SPEED = Span(0, POS_SLIDER_MAX_POSITION), Span(1, POS_MAX_SPEED)     # the rotate view's m, n, Play
+SPAN = Span(POS_MIN_SPAN, POS_MAX_HEATMAP)                                     # the frequencies' heatmap
+DIAGRAM_POSITION = Span(0, POS_DIAGRAM_MAX_POSITION)                           # the conventions view's m
+COMPARE_LEN, COMPARE_HEADS = Span(POS_MIN_COMPARE_LEN, POS_MAX_COMPARE_LEN), Span(1, POS_COMPARE_MAX_HEADS)
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False}]
 
 
@@ -42,12 +48,12 @@ def _grid(values) -> list:
 
 
 def _seed(seed) -> int:
-    return whole("seed", seed, 0, SEED_MAX)
+    return SEED.whole("seed", seed)
 
 
 def _position(name: str, position) -> int:
     """A position of the rotate view, within its sliders (the backend rotates up to POS_MAX_POSITION)."""
-    return whole(name, position, 0, POS_SLIDER_MAX_POSITION)
+    return POSITION.whole(name, position)
 
 
 # ----------------------------------------------------------------------------- one handler per view
@@ -93,7 +99,7 @@ def rope_frequencies(head_dim: int = 128, base: float = 10000.0, train_len: int 
     from models.positions_explore import RopeSpec, frequencies_view
     from viz.positions import frequencies_figure
 
-    v = frequencies_view(RopeSpec(head_dim, base), train_len, whole("pos_span", span, POS_MIN_SPAN, POS_MAX_HEATMAP))
+    v = frequencies_view(RopeSpec(head_dim, base), train_len, SPAN.whole("pos_span", span))
     return {"freq_plot": frequencies_figure(v.wavelengths.tolist(), {b: w.tolist() for b, w in v.references.items()},
                                             v.train_len, _grid(v.cos), v.spec.base, v.slow_pairs, v.longest,
                                             lang_of(request)),
@@ -132,7 +138,7 @@ def rope_conventions(base: float = 10000.0, seed: int = 0, diagram_dim: int = 8,
     from viz.positions_compare import conventions_markdown, matrices_figure, pairing_figure
 
     lang = lang_of(request)
-    position = whole("pos_position", position, 0, POS_DIAGRAM_MAX_POSITION)
+    position = DIAGRAM_POSITION.whole("pos_position", position)
     v = conventions_view(diagram_dim, base, position, seed=_seed(seed))
     return {
         "pairing_plot": pairing_figure(v.perm, v.pair_of_dim, lang),
@@ -151,8 +157,8 @@ def positions_compare(base: float = 10000.0, seed: int = 0, compare_len: int = 3
     from viz.positions_compare import alibi_figure, same_token_figure, sinusoidal_figure, slopes_markdown
 
     lang = lang_of(request)
-    compare_len = whole("pos_compare_len", compare_len, POS_MIN_COMPARE_LEN, POS_MAX_COMPARE_LEN)
-    v = compare_view(compare_len, d_model, whole("pos_heads", n_heads, 1, POS_COMPARE_MAX_HEADS), base,
+    compare_len = COMPARE_LEN.whole("pos_compare_len", compare_len)
+    v = compare_view(compare_len, d_model, COMPARE_HEADS.whole("pos_heads", n_heads), base,
                      seed=_seed(seed))
     slopes = v.slopes.tolist()
     return {
@@ -225,7 +231,7 @@ def redraw(controls: dict, request: gr.Request = None) -> dict:
 
 def _play_positions(view: dict, play: dict) -> tuple[int, int, int, int]:
     """q's and k's positions now and after one frame of Play (k moves too when tied), each checked."""
-    step = whole("pos_speed", play["speed"], 1, POS_MAX_SPEED)
+    step = SPEED.whole("pos_speed", play["speed"])
     q, k = _position("pos_q_pos", view["q_pos"]), _position("pos_k_pos", view["k_pos"])
     return q, k, q + step, k + (step if flag("pos_both", play["both"]) else 0)
 
@@ -282,7 +288,7 @@ def build() -> dict:
                              info=t("pos_head_dim_info"), elem_id="pos_head_dim")
         ui.base = Number(10000.0, minimum=1, maximum=POS_MAX_BASE, label=t("pos_base"), info=t("pos_base_info"),
                          elem_id="pos_base")
-        ui.seed = Number(0, precision=0, minimum=0, maximum=SEED_MAX, label=t("pos_seed"), elem_id="pos_seed")
+        ui.seed = Number.over(SEED, 0, precision=0, label=t("pos_seed"), elem_id="pos_seed")
     ui.view = Radio([(t(f"pos_sub_{v}"), v) for v in VIEWS], value="rotate", label=t("pos_view"), visible=False,
                     elem_id="pos_view")
     ui.timer = gr.Timer(PLAY_INTERVAL, active=False)
@@ -296,10 +302,10 @@ def build() -> dict:
                                      elem_id="pos_style")
                     ui.pair = Slider(0, POS_MAX_HEAD_DIM // 2 - 1, value=3, step=1, label=t("pos_pair"),
                                      elem_id="pos_pair")
-                    ui.q_pos = Slider(0, POS_SLIDER_MAX_POSITION, value=5, step=1, label=t("pos_m"), elem_id="pos_m")
-                    ui.k_pos = Slider(0, POS_SLIDER_MAX_POSITION, value=2, step=1, label=t("pos_n"), elem_id="pos_n")
+                    ui.q_pos = Slider.over(POSITION, 5, label=t("pos_m"), elem_id="pos_m")
+                    ui.k_pos = Slider.over(POSITION, 2, label=t("pos_n"), elem_id="pos_n")
                     ui.both = gr.Checkbox(False, label=t("pos_both"), elem_id="pos_both")
-                    ui.speed = Slider(1, POS_MAX_SPEED, value=1, step=1, label=t("pos_speed"), elem_id="pos_speed")
+                    ui.speed = Slider.over(SPEED, 1, label=t("pos_speed"), elem_id="pos_speed")
                     with gr.Row():
                         ui.play = gr.Button(t("pos_play"), variant="primary", size="sm", elem_id="pos_play")
                         ui.pause = gr.Button(t("pos_pause"), size="sm", elem_id="pos_pause")
@@ -325,8 +331,7 @@ def build() -> dict:
                 with gr.Column(scale=1, min_width=280):
                     ui.train_len = Number(4096, precision=0, minimum=1, maximum=POS_MAX_POSITION,
                                           label=t("pos_freq_train"), elem_id="pos_freq_train")
-                    ui.span = Slider(POS_MIN_SPAN, POS_MAX_HEATMAP, value=128, step=1, label=t("pos_span"),
-                                     elem_id="pos_span")
+                    ui.span = Slider.over(SPAN, 128, label=t("pos_span"), elem_id="pos_span")
                 with gr.Column(scale=3):
                     ui.freq_plot = gr.Plot(label=t("pos_freq_plot"), elem_id="pos_freq_plot")
         with gr.Tab(t("pos_sub_extrapolation"), id="extrapolation", elem_id="pos_sub_extrapolation") as tabs["extrapolation"]:
@@ -355,8 +360,7 @@ def build() -> dict:
                 with gr.Column(scale=1, min_width=280):
                     ui.diagram_dim = Slider(2, POS_MAX_DIAGRAM_DIM, value=8, step=2, label=t("pos_conv_dim"),
                                             elem_id="pos_conv_dim")
-                    ui.position = Slider(0, POS_DIAGRAM_MAX_POSITION, value=1, step=1, label=t("pos_conv_m"),
-                                         elem_id="pos_conv_m")
+                    ui.position = Slider.over(DIAGRAM_POSITION, 1, label=t("pos_conv_m"), elem_id="pos_conv_m")
                 with gr.Column(scale=3):
                     ui.pairing_plot = gr.Plot(label=t("pos_pairing_plot"), elem_id="pos_pairing_plot")
                     ui.matrices_plot = gr.Plot(label=t("pos_matrices_plot"), elem_id="pos_matrices_plot")
@@ -365,11 +369,9 @@ def build() -> dict:
             gr.Markdown(t("pos_compare_note"))
             with gr.Row():
                 with gr.Column(scale=1, min_width=280):
-                    ui.compare_len = Slider(POS_MIN_COMPARE_LEN, POS_MAX_COMPARE_LEN, value=32, step=1,
-                                            label=t("pos_cmp_T"), elem_id="pos_cmp_T")
+                    ui.compare_len = Slider.over(COMPARE_LEN, 32, label=t("pos_cmp_T"), elem_id="pos_cmp_T")
                     ui.d_model = Slider(2, POS_MAX_D_MODEL, value=64, step=2, label=t("pos_cmp_d"), elem_id="pos_cmp_d")
-                    ui.n_heads = Slider(1, POS_COMPARE_MAX_HEADS, value=8, step=1, label=t("pos_cmp_heads"),
-                                        elem_id="pos_cmp_heads")
+                    ui.n_heads = Slider.over(COMPARE_HEADS, 8, label=t("pos_cmp_heads"), elem_id="pos_cmp_heads")
                 with gr.Column(scale=3):
                     ui.same_plot = gr.Plot(label=t("pos_same_plot"), elem_id="pos_same_plot")
                     ui.sin_plot = gr.Plot(label=t("pos_sin_plot"), elem_id="pos_sin_plot")

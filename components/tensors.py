@@ -12,7 +12,7 @@ from components.share import CUSTOM
 from components.widgets import CheckboxGroup, Dropdown, Number, Radio, Slider
 from components.wiring import event, join_draws
 from locales import tr
-from models.checks import choice, number, whole
+from models.checks import Span, choice
 from models.limits import (CALC_MAX_PARAMS, CALC_MAX_TRAIN_TOKENS, COMPUTE_MAX_GPUS, COMPUTE_MIN_PARAMS,
                            COMPUTE_MIN_TOKENS, MATMUL_DTYPES, MATMUL_SWEEPS, MFU_MAX_BATCH, MFU_MAX_D_MODEL,
                            MFU_MAX_HEADS, MFU_MAX_LAYERS, MFU_MAX_SEQ_LEN, MFU_MAX_STEPS, NUMFORMAT_MAX_ABS,
@@ -26,6 +26,15 @@ DEFAULT_DTYPES = ["fp32", "bf16", "fp16"]
 PLOT_INTERVAL_S = 0.3
 # Share links made before Number formats moved here: ?tab=calculator&calc_value=… (app.py passes this on).
 MOVED_LINKS = {"calc_value": ("calculator", "tensors_value")}
+# What each bounded control offers; its widget is built from the span and its endpoint checks with it.
+STEP = Span(0, TENSOR_MAX_OPS)
+VALUE = Span(-NUMFORMAT_MAX_ABS, NUMFORMAT_MAX_ABS)
+MFU = SimpleNamespace(                               # the MFU run
+    n_layers=Span(1, MFU_MAX_LAYERS), d_model=Span(8, MFU_MAX_D_MODEL, step=8), n_heads=Span(1, MFU_MAX_HEADS),
+    seq_len=Span(2, MFU_MAX_SEQ_LEN), batch=Span(1, MFU_MAX_BATCH), steps=Span(1, MFU_MAX_STEPS))
+ESTIMATE = SimpleNamespace(                          # the compute estimate
+    n_params=Span(COMPUTE_MIN_PARAMS, CALC_MAX_PARAMS), tokens=Span(COMPUTE_MIN_TOKENS, CALC_MAX_TRAIN_TOKENS),
+    n_gpus=Span(1, COMPUTE_MAX_GPUS), mfu_percent=Span(1, 100))
 
 
 # ----------------------------------------------------------------------------------------------- layout
@@ -39,7 +48,7 @@ def tensor_layout(shape: str = DEFAULT_SHAPE, ops: str = DEFAULT_OPS, step: int 
     from viz.tensors import memory_figure, steps_markdown, view_figure
 
     lang = lang_of(request)
-    shown = whole("tensors_step", step, 0, TENSOR_MAX_OPS)
+    shown = STEP.whole("tensors_step", step)
     start = time.perf_counter()
     trace = replay(shape, ops)
     done = [s for s in trace.steps if s.ok and s.index <= shown][-1]
@@ -67,7 +76,7 @@ def number_formats(value: float = 70000.0, request: gr.Request = None) -> dict:
     from viz.numformats import bits_figure, formats_markdown, rounding_figure
 
     lang = lang_of(request)
-    value = number("tensors_value", value, -NUMFORMAT_MAX_ABS, NUMFORMAT_MAX_ABS)
+    value = VALUE.number("tensors_value", value)
     casts = [cast(value, f) for f in FORMATS]
     rows = [(f.name, f.sign, f.exponent, f.mantissa, c.bits) for f, c in zip(FORMATS, casts)]
     return {"bits": bits_figure(rows, lang), "rounding": rounding_figure(*error_curves(), lang),
@@ -138,12 +147,10 @@ def compute_mfu(n_layers: int = 4, d_model: int = 128, n_heads: int = 4, seq_len
     from viz.compute import mfu_figure, mfu_markdown
 
     lang = lang_of(request)
-    size = dict(n_layers=whole("n_layers", n_layers, 1, MFU_MAX_LAYERS),
-                d_model=whole("d_model", d_model, 8, MFU_MAX_D_MODEL),
-                n_heads=whole("n_heads", n_heads, 1, MFU_MAX_HEADS),
-                seq_len=whole("mfu_seq_len", seq_len, 2, MFU_MAX_SEQ_LEN))
-    batch = whole("mfu_batch", batch, 1, MFU_MAX_BATCH)
-    steps = whole("steps", steps, 1, MFU_MAX_STEPS)
+    size = dict(n_layers=MFU.n_layers.whole("n_layers", n_layers), d_model=MFU.d_model.whole("d_model", d_model),
+                n_heads=MFU.n_heads.whole("n_heads", n_heads), seq_len=MFU.seq_len.whole("mfu_seq_len", seq_len))
+    batch = MFU.batch.whole("mfu_batch", batch)
+    steps = MFU.steps.whole("steps", steps)
     device = get_device()
     mfu_config(**size)                                               # a config that is not valid says why
     check_mfu(**size, batch=batch, steps=steps, device=device)       # the budget, before anything is built
@@ -176,10 +183,10 @@ def compute_estimate(n_params: float = 7e9, tokens: float = 1e12, n_gpus: int = 
     from viz.compute import human_flops, human_rate
 
     lang = lang_of(request)
-    n = number("compute_params", n_params, COMPUTE_MIN_PARAMS, CALC_MAX_PARAMS)
-    d = number("compute_tokens", tokens, COMPUTE_MIN_TOKENS, CALC_MAX_TRAIN_TOKENS)
-    gpus = whole("compute_gpus", n_gpus, 1, COMPUTE_MAX_GPUS)
-    mfu = number("compute_mfu", mfu_percent, 1, 100) / 100
+    n = ESTIMATE.n_params.number("compute_params", n_params)
+    d = ESTIMATE.tokens.number("compute_tokens", tokens)
+    gpus = ESTIMATE.n_gpus.whole("compute_gpus", n_gpus)
+    mfu = ESTIMATE.mfu_percent.number("compute_mfu", mfu_percent) / 100
     peak = peak_by_name(gpu)
     dtype = "bf16" if "bf16" in peak.tflops else "fp16"
     flops_per_s = peak.tflops[dtype] * 1e12
@@ -229,8 +236,7 @@ def build() -> dict:
                     ui.ops = gr.Textbox(DEFAULT_OPS, lines=6, max_lines=TENSOR_MAX_OPS + 4,
                                         max_length=TENSOR_MAX_OPS_CHARS, label=t("tensors_ops"),
                                         info=t("tensors_ops_info"), elem_id="tensors_ops", elem_classes="mono")
-                    ui.step = Slider(0, TENSOR_MAX_OPS, value=TENSOR_MAX_OPS, step=1, label=t("tensors_step"),
-                                     elem_id="tensors_step")
+                    ui.step = Slider.over(STEP, TENSOR_MAX_OPS, label=t("tensors_step"), elem_id="tensors_step")
                 with gr.Column(scale=3):
                     ui.memory = gr.Plot(label=t("tensors_memory_plot"), elem_id="tensors_memory")
                     ui.view = gr.Plot(label=t("tensors_view_plot"), elem_id="tensors_view")
@@ -239,8 +245,8 @@ def build() -> dict:
             explain("tensors_layout_explain")
         with gr.Tab(t("tensors_sub_formats"), id="tensors_formats"):
             gr.Markdown(t("tensors_formats_intro"))
-            ui.value = Number(70000.0, minimum=-NUMFORMAT_MAX_ABS, maximum=NUMFORMAT_MAX_ABS, label=t("tensors_value"),
-                              info=t("tensors_value_info"), elem_id="tensors_value")
+            ui.value = Number.over(VALUE, 70000.0, label=t("tensors_value"), info=t("tensors_value_info"),
+                                   elem_id="tensors_value")
             ui.bits = gr.Plot(label=t("tensors_bits_plot"), elem_id="tensors_bits")
             ui.formats_table = gr.Markdown(elem_id="tensors_formats_table", latex_delimiters=[])
             ui.rounding = gr.Plot(label=t("tensors_rounding_plot"), elem_id="tensors_rounding")
@@ -258,29 +264,26 @@ def build() -> dict:
             with gr.Row():
                 with gr.Column(scale=1, min_width=300):
                     with gr.Row():
-                        ui.n_layers = Slider(1, MFU_MAX_LAYERS, value=4, step=1, label=t("mfu_layers"),
-                                             elem_id="mfu_layers")
-                        ui.n_heads = Slider(1, MFU_MAX_HEADS, value=4, step=1, label=t("mfu_heads"), elem_id="mfu_heads")
-                    ui.d_model = Slider(8, MFU_MAX_D_MODEL, value=128, step=8, label=t("mfu_d_model"),
-                                        elem_id="mfu_d_model")
+                        ui.n_layers = Slider.over(MFU.n_layers, 4, label=t("mfu_layers"), elem_id="mfu_layers")
+                        ui.n_heads = Slider.over(MFU.n_heads, 4, label=t("mfu_heads"), elem_id="mfu_heads")
+                    ui.d_model = Slider.over(MFU.d_model, 128, label=t("mfu_d_model"), elem_id="mfu_d_model")
                     with gr.Row():
-                        ui.seq_len = Slider(2, MFU_MAX_SEQ_LEN, value=64, step=1, label=t("mfu_seq_len"),
-                                            elem_id="mfu_seq_len")
-                        ui.batch = Slider(1, MFU_MAX_BATCH, value=8, step=1, label=t("mfu_batch"), elem_id="mfu_batch")
-                    ui.steps = Slider(1, MFU_MAX_STEPS, value=10, step=1, label=t("mfu_steps"), elem_id="mfu_steps")
+                        ui.seq_len = Slider.over(MFU.seq_len, 64, label=t("mfu_seq_len"), elem_id="mfu_seq_len")
+                        ui.batch = Slider.over(MFU.batch, 8, label=t("mfu_batch"), elem_id="mfu_batch")
+                    ui.steps = Slider.over(MFU.steps, 10, label=t("mfu_steps"), elem_id="mfu_steps")
                     train, stop_training = _run_and_stop("mfu_run", "mfu_stop")
                 _results(ui, "mfu_plot", "mfu_summary", "mfu_device", t("mfu_plot"))
             gr.Markdown(t("compute_estimate_heading"))
             with gr.Row():
                 with gr.Column(scale=1, min_width=300):
-                    ui.n_params = Number(7e9, minimum=COMPUTE_MIN_PARAMS, maximum=CALC_MAX_PARAMS,
-                                         label=t("compute_params"), elem_id="compute_params")
-                    ui.tokens = Number(1e12, minimum=COMPUTE_MIN_TOKENS, maximum=CALC_MAX_TRAIN_TOKENS,
-                                       label=t("compute_tokens"), elem_id="compute_tokens")
-                    ui.n_gpus = Number(1024, precision=0, minimum=1, maximum=COMPUTE_MAX_GPUS,
-                                       label=t("compute_gpus"), elem_id="compute_gpus")
+                    ui.n_params = Number.over(ESTIMATE.n_params, 7e9, label=t("compute_params"),
+                                              elem_id="compute_params")
+                    ui.tokens = Number.over(ESTIMATE.tokens, 1e12, label=t("compute_tokens"), elem_id="compute_tokens")
+                    ui.n_gpus = Number.over(ESTIMATE.n_gpus, 1024, precision=0, label=t("compute_gpus"),
+                                            elem_id="compute_gpus")
                     ui.gpu = Dropdown(list(PEAK_NAMES), value="H100 SXM", label=t("compute_gpu"), elem_id="compute_gpu")
-                    ui.mfu_percent = Slider(1, 100, value=40, step=1, label=t("compute_mfu"), elem_id="compute_mfu")
+                    ui.mfu_percent = Slider.over(ESTIMATE.mfu_percent, 40, label=t("compute_mfu"),
+                                                 elem_id="compute_mfu")
                 with gr.Column(scale=3):
                     ui.estimate = gr.Markdown(elem_id="compute_estimate")
             explain("compute_explain")

@@ -20,7 +20,7 @@ import gradio as gr
 from gradio.blocks import Block
 from gradio.routes import App
 
-from models.checks import InputError, whole
+from models.checks import InputError, Span, whole
 
 log = logging.getLogger("llm_anatomy")
 
@@ -93,6 +93,15 @@ with _no_stub_files():
     class Slider(gr.Slider):
         """``gr.Slider`` without the server-side range check (the handler's :func:`models.checks.whole` does it)."""
 
+        @classmethod
+        def over(cls, span: Span, value: float, **kwargs) -> "Slider":
+            """A slider offering ``span``, the one its handler checks with (``span.whole``, ``span.number``).
+
+            >>> Slider.over(Span(10, 600, step=10), 150, label="steps").maximum
+            600
+            """
+            return cls(span.low, span.high, value=value, step=span.step, **kwargs)
+
         def preprocess(self, payload: Any) -> Any:
             return _rounded(payload, self.precision)
 
@@ -100,6 +109,16 @@ with _no_stub_files():
         """``gr.Number`` without the server-side bounds check; a whole-number box (``precision=0``) hands a
         fraction to the handler, whose :func:`models.checks.whole` refuses it by name, rather than round it
         silently (2.5 typed for top-k drew top-k = 2, the box still saying 2.5)."""
+
+        @classmethod
+        def over(cls, span: Span, value: float | None, **kwargs) -> "Number":
+            """A box bounded by ``span``, the one its handler checks with; ``precision=0`` for whole numbers.
+
+            >>> box = Number.over(Span(0, 9), 3, precision=0)
+            >>> box.minimum, box.maximum, box.precision
+            (0, 9, 0)
+            """
+            return cls(value, minimum=span.low, maximum=span.high, step=span.step, **kwargs)
 
         def preprocess(self, payload: Any) -> Any:
             if payload is None or (self.precision == 0 and isinstance(payload, float) and not payload.is_integer()):

@@ -41,9 +41,9 @@ import torch.nn.functional as F
 from models.attention import flash_attention, naive_attention
 from models.checks import InputError, choice, whole
 from models.device import device_name, generator, on_gpu, resolve_device, wait_for
-from models.limits import (ATTN_COST_CUDA_FREE_FRACTION, ATTN_COST_DTYPES, ATTN_COST_MAX_BATCH,
+from models.limits import (ATTN_COST_BATCH, ATTN_COST_CUDA_FREE_FRACTION, ATTN_COST_DTYPES, ATTN_COST_HEAD_DIM,
                            ATTN_COST_MAX_BYTES_CPU, ATTN_COST_MAX_BYTES_CUDA, ATTN_COST_MAX_CALL_S,
-                           ATTN_COST_MAX_HEAD_DIM, ATTN_COST_MAX_HEADS, ATTN_COST_MAX_SECONDS,
+                           ATTN_COST_HEADS, ATTN_COST_MAX_SECONDS,
                            ATTN_COST_MAX_T_CPU, ATTN_COST_MAX_T_CUDA, ATTN_COST_MIN_T, ATTN_COST_TILED_BLOCK,
                            ATTN_DECODE_STEPS, ATTN_SLIDING_WINDOW, KV_CONTEXT)
 
@@ -259,8 +259,8 @@ def check_sweep(max_T, head_dim, heads, batch, dtype, device: torch.device) -> t
     Refused before anything is allocated: a T beyond the device's bound, or inputs (q, k, v and an
     output) at the largest T that alone exceed the budget.
     """
-    shape = Shape(whole("attn_batch", batch, 1, ATTN_COST_MAX_BATCH), whole("attn_heads", heads, 1, ATTN_COST_MAX_HEADS),
-                  whole("attn_head_dim", head_dim, 1, ATTN_COST_MAX_HEAD_DIM),
+    shape = Shape(ATTN_COST_BATCH.whole("attn_batch", batch), ATTN_COST_HEADS.whole("attn_heads", heads),
+                  ATTN_COST_HEAD_DIM.whole("attn_head_dim", head_dim),
                   choice("attn_dtype", dtype, ATTN_COST_DTYPES))
     T = whole("attn_max_T", max_T, ATTN_COST_MIN_T)
     bound = max_context(device)

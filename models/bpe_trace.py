@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Callable, Literal, Sequence
 from locales import Term
 from models.bpe_split import GPT2_PATTERN, GPT4_PATTERN, PATTERNS, SPLITS, split_text  # noqa: F401 (re-exported)
 from models.checks import InputError, choice, whole
-from models.limits import BPE_MAX_CORPUS_BYTES, BPE_MAX_MERGES
+from models.limits import BPE_MAX_CORPUS_BYTES, BPE_MERGES
 
 if TYPE_CHECKING:                    # torch-free on purpose: the UI reads the choices below at build time
     from models.device import Timing
@@ -88,7 +88,7 @@ class BPEConfig:
     tie: Tie = "first"             # "first": first occurrence in the text; "lowest": lowest (left, right)
 
     def __post_init__(self):
-        object.__setattr__(self, "num_merges", whole("bpe_merges", self.num_merges, 1, BPE_MAX_MERGES))
+        object.__setattr__(self, "num_merges", BPE_MERGES.whole("bpe_merges", self.num_merges))
         choice("bpe_split", self.split, SPLITS)
         choice("bpe_tie", self.tie, TIES)
 

@@ -29,8 +29,8 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Literal
 
 from models.checks import InputError, choice, divides, flag, number, shown, whole
-from models.limits import (CALC_MAX_BATCH, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_MAX_EXPERTS,
-                           CALC_MAX_HEADS, CALC_MAX_LAYERS, CALC_MAX_PARAMS, CALC_MAX_TRAIN_TOKENS)
+from models.limits import (CALC_BATCH, CALC_CONTEXT, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_MAX_EXPERTS,
+                           CALC_MAX_HEADS, CALC_MAX_LAYERS, CALC_MAX_PARAMS, CALC_TRAIN_TOKENS)
 
 DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0, "int8": 1.0, "int4": 0.5}
 GiB = 2**30
@@ -341,8 +341,8 @@ def bytes_per_element(dtype: str | float | int) -> float:
 
 
 def _check_run(seq_len: int, batch: int) -> None:
-    whole("calc_seq_len", seq_len, 1, CALC_MAX_CONTEXT)
-    whole("calc_batch", batch, 1, CALC_MAX_BATCH)
+    CALC_CONTEXT.whole("calc_seq_len", seq_len)
+    CALC_BATCH.whole("calc_batch", batch)
 
 
 def kv_elements(n_layers: int, *, n_kv_heads: int = 0, head_dim: int = 0, v_head_dim: int | None = None,
@@ -439,7 +439,7 @@ def _is_number(x) -> bool:
 
 
 def training_flops_check(tokens: float) -> None:
-    number("calc_train_tokens", tokens, 1, CALC_MAX_TRAIN_TOKENS)
+    CALC_TRAIN_TOKENS.number("calc_train_tokens", tokens)
 
 
 def training_flops(spec: ModelSpec, tokens: float) -> float:
@@ -624,11 +624,11 @@ class RunSettings:
 def run_settings(*, seq_len, batch, weight_dtype, kv_dtype, train_tokens, recipe, recompute, attention,
                  gpu_gib) -> RunSettings:
     """:class:`RunSettings` from the UI's values, each checked (a slider's ``2.0`` becomes ``2``)."""
-    return RunSettings(seq_len=whole("calc_seq_len", seq_len, 1, CALC_MAX_CONTEXT),
-                       batch=whole("calc_batch", batch, 1, CALC_MAX_BATCH),
+    return RunSettings(seq_len=CALC_CONTEXT.whole("calc_seq_len", seq_len),
+                       batch=CALC_BATCH.whole("calc_batch", batch),
                        weight_dtype=choice("calc_weight_dtype", weight_dtype, DTYPE_BYTES),
                        kv_dtype=choice("calc_kv_dtype", kv_dtype, DTYPE_BYTES),
-                       train_tokens=number("calc_train_tokens", train_tokens, 1, CALC_MAX_TRAIN_TOKENS),
+                       train_tokens=CALC_TRAIN_TOKENS.number("calc_train_tokens", train_tokens),
                        recipe=choice("calc_recipe", recipe, OPTIMIZER_RECIPES),
                        recompute=choice("calc_recompute", recompute, RECOMPUTE),
                        attention=choice("calc_attention", attention, ATTENTION_KERNELS),

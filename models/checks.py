@@ -17,6 +17,7 @@ models.checks.InputError: n_heads = 2.5: must be a whole number from 1 to 8
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Iterable
 
 from locales import Term, tr
@@ -150,3 +151,39 @@ def divides(name: str, value: int, other_name: str, other: int) -> None:
     """
     if other % value:
         raise InputError("error_divides", name=_name(name), value=value, other_name=_name(other_name), other=other)
+
+
+@dataclass(frozen=True)
+class Span:
+    """The values one control offers, ``low`` to ``high`` in steps of ``step``, declared once: the page's
+    widget is built from it (``components.widgets.Slider.over``, ``Number.over``) and its endpoint checks
+    what arrives with it, so that the two cannot name different ends (``tests/test_ranges.py`` sends the
+    values just past them to every endpoint).
+
+    >>> steps = Span(10, 600, step=10)
+    >>> steps.whole("steps", 150.0)
+    150
+    >>> steps.whole("steps", 5)
+    Traceback (most recent call last):
+    ...
+    models.checks.InputError: steps = 5: must be a whole number from 10 to 600
+    >>> Span(0, 2.0, step=0.05).number("temperature", 2.05)
+    Traceback (most recent call last):
+    ...
+    models.checks.InputError: temperature = 2.05: must be a number from 0 to 2
+    """
+    low: float
+    high: float
+    step: float = 1
+
+    def __post_init__(self):
+        if not (self.low < self.high and self.step > 0):
+            raise ValueError(f"a span needs low < high and a positive step, got {self}")
+
+    def whole(self, name: str, value: Any) -> int:
+        """``value`` as an ``int`` if it is a whole number in the span (:func:`whole`)."""
+        return whole(name, value, self.low, self.high)
+
+    def number(self, name: str, value: Any) -> float:
+        """``value`` as a ``float`` if it is a finite number in the span (:func:`number`)."""
+        return number(name, value, self.low, self.high)

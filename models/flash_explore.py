@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from models.attention import FlashTrace, NaiveAttention, RowState, Tile, flash_attention, naive_attention
 from models.checks import choice, flag, whole
 from models.device import Timing, generator, resolve_device, timed
-from models.limits import ATTN_FLASH_DTYPES, ATTN_FLASH_MAX_D, ATTN_FLASH_MAX_T, SEED_MAX
+from models.limits import ATTN_FLASH_D, ATTN_FLASH_DTYPES, ATTN_FLASH_T, SEED
 
 TOLERANCE = {"float32": 1e-6, "float64": 1e-12}     # what "tiled = naive" means in each dtype
 
@@ -85,14 +85,14 @@ def explore_flash(T: int = 16, head_dim: int = 8, block: int = 4, causal: bool =
     >>> ex.grid, ex.n_steps, len(ex.trace.skipped), ex.max_diff < ex.tolerance
     (3, 6, 3, True)
     """
-    T = whole("attn_T", T, 1, ATTN_FLASH_MAX_T)
-    d = whole("attn_head_dim", head_dim, 1, ATTN_FLASH_MAX_D)
-    block = whole("attn_block", block, 1, ATTN_FLASH_MAX_T)
+    T = ATTN_FLASH_T.whole("attn_T", T)
+    d = ATTN_FLASH_D.whole("attn_head_dim", head_dim)
+    block = ATTN_FLASH_T.whole("attn_block", block)
     choice("attn_dtype", dtype, ATTN_FLASH_DTYPES)
     causal = flag("attn_causal", causal)
     device = resolve_device(device)
     with timed(device) as watch:
-        g = generator(whole("seed", seed, 0, SEED_MAX), device)
+        g = generator(SEED.whole("seed", seed), device)
         q, k, v = torch.randn(3, T, d, generator=g, device=device, dtype=getattr(torch, dtype))  # (T, d) each
         trace = flash_attention(q, k, v, block=block, causal=causal)
         naive = naive_attention(q, k, v, causal=causal)

@@ -1,8 +1,10 @@
 """Every size a user can ask for, bounded so that a public Space cannot be exhausted.
 
 Torch-free on purpose: the UI reads these to set slider ranges without importing torch, and the
-backend enforces them. One block per tab.
+backend enforces them. One block per tab. A :class:`~models.checks.Span` is one control's range, declared
+once: its widget is built from it and its check (in the backend or at the endpoint) reads it.
 """
+from models.checks import Span
 
 # Attention masks: sequences (lines) x tokens, and heads of random queries and keys.
 MASKS_MAX_SEQUENCES = 16
@@ -19,15 +21,18 @@ ATTN_BROAD_THRESHOLD = 0.8          # ... is "broad" when its rows' entropy is t
 ATTN_LOSS_CHARS = 1_024             # held-out characters the √d view's validation loss covers by default
 ATTN_LOSS_BLOCK = 256               # ... in windows of this many characters, one batch
 ATTN_MAX_MULTIPLIER = 16.0          # the √d view multiplies the scaled scores by m in [0, this]
+ATTN_MULTIPLIER = Span(0, ATTN_MAX_MULTIPLIER, step=0.25)
 ATTN_MIN_DIM, ATTN_MAX_DIM = 8, 1024   # the √d view's random vectors: d = 8, 16, … 1024
 ATTN_MAX_KEYS = 1024                # ... softmax rows over this many keys at most
+ATTN_KEYS = Span(2, ATTN_MAX_KEYS)
 ATTN_ENTROPY_ROWS = 256             # ... rows averaged per d
 SAMPLING_MAX_TEMPERATURE = 10.0     # any sampler: temperature in [0, this], top-p in (0, 1]
-SLIDER_MAX_TEMPERATURE = 2.0        # ... the temperature sliders (generation, the next-token view)
-SLIDER_MIN_TOP_P = 0.01             # ... the top-p slider, up to 1
+TEMPERATURE = Span(0, 2.0, step=0.05)     # ... the temperature sliders (generation, the next-token view)
+TOP_P = Span(0.01, 1.0, step=0.01)        # ... the top-p slider
 ATTN_MAX_CONTINUE = 128             # characters the next-token view generates after the prompt
 
 SEED_MAX = 2**31 - 1
+SEED = Span(0, SEED_MAX)           # every seed box
 
 # Calculator: any spec up to these sizes (10^15 parameters would overflow nothing, but is refused).
 CALC_MAX_PARAMS = 10**13            # 10 T parameters
@@ -38,6 +43,8 @@ CALC_MAX_EXPERTS = 1_024
 CALC_MAX_CONTEXT = 10_000_000
 CALC_MAX_BATCH = 100_000
 CALC_MAX_TRAIN_TOKENS = 1e16        # training tokens (the calculator's from 1, the compute estimate's from 1e6)
+CALC_CONTEXT, CALC_BATCH = Span(1, CALC_MAX_CONTEXT), Span(1, CALC_MAX_BATCH)   # a run's sequence length, batch
+CALC_TRAIN_TOKENS = Span(1, CALC_MAX_TRAIN_TOKENS)
 CALC_MAX_JSON_CHARS = 100_000
 CALC_BUILD_MAX_MODULES = 200_000  # "verify" builds the module tree (meta device) up to this many Linear layers
 CALC_RUN_MAX_PARAMS = 30_000_000  # ... or builds and runs a Llama-shaped spec for real up to this many parameters
@@ -73,6 +80,10 @@ STAB_MAX_HEADS = 8
 STAB_MAX_Z_LOSS = 1.0               # the z-loss coefficient, [0, max] (PaLM: 1e-4)
 STAB_MAX_WORK = 16.0                # the whole sweep: about twice the default's (~40 s on one core)
 STAB_MAX_LOGIT_SCALE = 200.0        # the overflow view's largest logit
+STAB_LR, STAB_LRS = Span(STAB_MIN_LR, STAB_MAX_LR), Span(1, STAB_MAX_LRS)   # the sweep's rates, how many
+STAB_Z_LOSS, STAB_LOGIT_SCALE = Span(0, STAB_MAX_Z_LOSS), Span(0, STAB_MAX_LOGIT_SCALE, step=0.1)
+STAB_STEPS = Span(STAB_MIN_STEPS, STAB_MAX_STEPS, step=10)     # the sliders; the sweep itself takes more
+STAB_D_MODEL = Span(STAB_MIN_D_MODEL, STAB_MAX_D_MODEL, step=16)
 # Positions (RoPE, sinusoidal, ALiBi): dimensions, lengths, tensor sizes, bases and factors.
 POS_MAX_HEAD_DIM = 1024             # RoPE head dim d (even); real models use 64-256
 POS_MAX_POSITION = 10_000_000       # positions, distances and context lengths (Llama 4 Scout: 10 M)
@@ -97,6 +108,7 @@ POS_CURVE_POINTS = 1024             # points of a curve over distances (every in
 # and the competing pairs recorded per merge.
 BPE_MAX_CORPUS_BYTES = 1_000_000
 BPE_MAX_MERGES = 5_000
+BPE_MERGES = Span(1, BPE_MAX_MERGES)
 BPE_MAX_ENCODE_CHARS = 10_000
 BPE_SHOW_TOKENS = 1_500
 BPE_TOP_PAIRS = 10
@@ -140,6 +152,7 @@ KV_SCALE_MAX_BATCH = 1_024          # the on-paper scale-up (context bounds: CAL
 # Attention at scale (FlashAttention). Tiles: one seeded head small enough to read every cell.
 ATTN_FLASH_MAX_T = 64               # query and key length of the tiles view
 ATTN_FLASH_MAX_D = 64               # head dim of the tiles view
+ATTN_FLASH_T, ATTN_FLASH_D = Span(1, ATTN_FLASH_MAX_T), Span(1, ATTN_FLASH_MAX_D)   # T and the block; d
 ATTN_FLASH_DTYPES = ("float32", "float64")
 # Cost sweep: T doubles from ATTN_COST_MIN_T up to the device's bound; every allocation is checked
 # against the byte budget before it is made, every call against the time budget before it runs.
@@ -152,6 +165,8 @@ ATTN_COST_CUDA_FREE_FRACTION = 0.6
 ATTN_COST_MAX_HEAD_DIM = 256
 ATTN_COST_MAX_HEADS = 64
 ATTN_COST_MAX_BATCH = 16
+ATTN_COST_HEAD_DIM, ATTN_COST_HEADS = Span(1, ATTN_COST_MAX_HEAD_DIM), Span(1, ATTN_COST_MAX_HEADS)
+ATTN_COST_BATCH = Span(1, ATTN_COST_MAX_BATCH)
 ATTN_COST_DTYPES = ("float32", "bfloat16", "float16")
 ATTN_COST_MAX_CALL_S = 8.0          # a call predicted (from the last T, x4 per doubling) to take longer is not run
 ATTN_COST_MAX_SECONDS = 150.0       # the whole sweep; past it the sweep ends with what it has

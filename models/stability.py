@@ -37,8 +37,8 @@ import torch.nn.functional as F
 
 from models.checks import InputError, number, whole
 from models.device import Timing, on_gpu, resolve_device, timed
-from models.limits import (STAB_MAX_D_MODEL, STAB_MAX_HEADS, STAB_MAX_LAYERS, STAB_MAX_LOGIT_SCALE, STAB_MAX_LR,
-                           STAB_MAX_LRS, STAB_MAX_STEPS, STAB_MAX_WORK, STAB_MAX_Z_LOSS, STAB_MIN_LR)
+from models.limits import (STAB_LOGIT_SCALE, STAB_LR, STAB_LRS, STAB_MAX_D_MODEL, STAB_MAX_HEADS, STAB_MAX_LAYERS,
+                           STAB_MAX_STEPS, STAB_MAX_WORK, STAB_Z_LOSS)
 from models.norm_data import char_batch, vocabulary
 from models.transformer import Probe, Transformer, TransformerConfig
 
@@ -123,7 +123,7 @@ def softmax_overflow(scale: float = 12.0, *, device=None) -> OverflowResult:
     >>> r.finite["float16"]["naive"], r.prob_sum["float16"]["naive"], r.broken("float16", "naive")
     (True, 0.0, True)
     """
-    scale = number("stability_logit_scale", scale, 0, STAB_MAX_LOGIT_SCALE)
+    scale = STAB_LOGIT_SCALE.number("stability_logit_scale", scale)
     device = resolve_device(device)
     with timed(device) as watch:
         x = torch.tensor(OVERFLOW_PATTERN, dtype=torch.float32, device=device) * scale     # (n,)
@@ -170,13 +170,13 @@ class SweepConfig:
 
     def __post_init__(self):
         set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
-        set_("lr_min", number("stability_lr_min", self.lr_min, STAB_MIN_LR, STAB_MAX_LR))
-        set_("lr_max", number("stability_lr_max", self.lr_max, STAB_MIN_LR, STAB_MAX_LR))
+        set_("lr_min", STAB_LR.number("stability_lr_min", self.lr_min))
+        set_("lr_max", STAB_LR.number("stability_lr_max", self.lr_max))
         if self.lr_min > self.lr_max:
             raise InputError("stability_err_lr_order", low=f"{self.lr_min:g}", high=f"{self.lr_max:g}")
-        set_("n_lrs", whole("stability_n_lrs", self.n_lrs, 1, STAB_MAX_LRS))
+        set_("n_lrs", STAB_LRS.whole("stability_n_lrs", self.n_lrs))
         set_("steps", whole("steps", self.steps, 2, STAB_MAX_STEPS))
-        set_("z_loss", number("stability_z_loss", self.z_loss, 0, STAB_MAX_Z_LOSS))
+        set_("z_loss", STAB_Z_LOSS.number("stability_z_loss", self.z_loss))
         set_("n_layers", whole("n_layers", self.n_layers, 1, STAB_MAX_LAYERS))
         set_("d_model", whole("d_model", self.d_model, 8, STAB_MAX_D_MODEL))
         set_("n_heads", whole("n_heads", self.n_heads, 1, STAB_MAX_HEADS))

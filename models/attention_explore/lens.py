@@ -11,7 +11,7 @@ from models.attention_explore.trained import encode_prompt, probed_forward, trai
 from models.checks import whole
 from models.device import Timing, timed
 from models.generation import Filtered, check_sampling, filter_logits, generate
-from models.limits import ATTN_MAX_CONTINUE, SEED_MAX
+from models.limits import ATTN_MAX_CONTINUE, SEED
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def next_token(variant: str, prompt: str, temperature: float = 1.0, top_k: int |
     model, cfg = loaded.model, loaded.model.config
     temperature, top_k, top_p = check_sampling(temperature, top_k, top_p, cfg.vocab_size)
     n_more = whole("attn_next_continue", continue_chars, 0, min(ATTN_MAX_CONTINUE, cfg.max_seq_len - len(ids)))
-    seed = whole("seed", seed, 0, SEED_MAX)
+    seed = SEED.whole("seed", seed)
     dev = model.head.weight.device
     with timed(dev) as watch:
         logits, probe = probed_forward(model, ids, probs=False)                    # (T, V)

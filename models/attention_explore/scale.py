@@ -13,10 +13,10 @@ import torch.nn.functional as F
 
 from models.attention_explore.trained import (encode_prompt, held_out_text, probed_forward, row_entropy,
                                               trained_model)
-from models.checks import number, whole
+from models.checks import whole
 from models.device import Timing, resolve_device, timed
-from models.limits import (ATTN_ENTROPY_ROWS, ATTN_LOSS_BLOCK, ATTN_LOSS_CHARS, ATTN_MAX_DIM, ATTN_MAX_KEYS,
-                           ATTN_MAX_MULTIPLIER, ATTN_MIN_DIM, SEED_MAX)
+from models.limits import (ATTN_ENTROPY_ROWS, ATTN_KEYS, ATTN_LOSS_BLOCK, ATTN_LOSS_CHARS, ATTN_MAX_DIM, ATTN_MIN_DIM,
+                           ATTN_MULTIPLIER, SEED)
 from models.transformer import Transformer
 
 
@@ -102,8 +102,8 @@ def entropy_curve(n_keys: int = 64, *, rows: int = ATTN_ENTROPY_ROWS, seed: int 
     >>> [round(s / math.sqrt(d), 1) for s, d in zip(c.std_unscaled, c.dims)], abs(c.entropy_scaled[1] - c.closed_scaled) < 0.05
     ([1.0, 1.0], True)
     """
-    n = whole("attn_scale_keys", n_keys, 2, ATTN_MAX_KEYS)
-    seed = whole("seed", seed, 0, SEED_MAX)
+    n = ATTN_KEYS.whole("attn_scale_keys", n_keys)
+    seed = SEED.whole("seed", seed)
     return _entropy_curve(n, rows, seed, tuple(dims or dims_range()), str(resolve_device(device)))
 
 
@@ -209,7 +209,7 @@ def scale_effect(variant: str, prompt: str, multiplier: float, layer: int = 1, h
     loaded = trained_model(variant, device)
     ids = encode_prompt(loaded, prompt)
     cfg = loaded.model.config
-    m = number("attn_scale_multiplier", multiplier, 0, ATTN_MAX_MULTIPLIER)
+    m = ATTN_MULTIPLIER.number("attn_scale_multiplier", multiplier)
     l = whole("attn_view_layer", layer, 1, cfg.n_layers) - 1
     h = whole("attn_view_head", head, 1, cfg.n_heads) - 1
     dev = loaded.model.head.weight.device
