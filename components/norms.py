@@ -92,7 +92,7 @@ def norm_gradients(stack: dict, view: dict, batch: dict, request: gr.Request = N
 def norm_depth_sweep(stack: dict, view: dict, batch: dict, request: gr.Request = None):
     """The ``/norm_depth_sweep`` endpoint (heavy queue; the gradients' parameters but the axis): streams the
     top layer's gradient as each depth up to the stack's is measured."""
-    from models.norms import depth_sweep, sweep_depths
+    from models.norms import depth_slope, depth_sweep, sweep_depths
     from viz.norms import sweep_figure
 
     lang = lang_of(request)
@@ -104,7 +104,8 @@ def norm_depth_sweep(stack: dict, view: dict, batch: dict, request: gr.Request =
     for point in low_priority(depth_sweep, depths, chosen, **args):            # the instant tabs keep the CPU
         points[point.variant].append((point.n_layers, point.top["ffn_out"]))
         total_ms += point.timing.ms
-        yield {"sweep_plot": sweep_figure(points, lang=lang),
+        slopes = {v: depth_slope(p) for v, p in points.items()}
+        yield {"sweep_plot": sweep_figure(points, slopes=slopes, lang=lang),
                "device": f"{point.timing.device} · {total_ms:.0f} ms · L = {point.n_layers}"}
 
 

@@ -162,6 +162,25 @@ def test_depth_sweep_top_layer_follows_theorem_1():
     assert post_ratio > 2 * pre_ratio
 
 
+def test_the_sweep_slopes_the_explain_quotes():
+    """The Explain and the README quote the measured slope of the top gradient against depth: Pre-LN's
+    falls (about −0.17 over 1-12 layers at the defaults, −0.30 over 1-24), more slowly than Theorem 1's
+    O(1/√L) bound (−0.5); Post-LN's does not fall. Before, they said Pre-LN "shrinks as 1/√L"."""
+    from models.norms import depth_slope, sweep_depths
+
+    slopes = {}
+    for top in (12, 24):
+        points = {}
+        for p in depth_sweep(sweep_depths(top), ["post", "pre"], seed=0):
+            points.setdefault(p.variant, []).append((p.n_layers, p.top["ffn_out"]))
+        slopes[top] = {v: depth_slope(pts) for v, pts in points.items()}
+    assert slopes[12]["pre"] == pytest.approx(-0.17, abs=0.03) and slopes[24]["pre"] == pytest.approx(-0.30, abs=0.03)
+    assert all(-0.5 < s["pre"] < 0 < s["post"] for s in slopes.values()), slopes
+    from viz.norms import sweep_figure
+    names = [trace.name for trace in sweep_figure(points, slopes=slopes[24]).data]
+    assert f"Pre-LN · slope {slopes[24]['pre']:+.2f}" in names and "∝ 1/√L (Theorem 1: bound for Pre-LN)" in names
+
+
 def test_gradients_are_reproducible_and_seeded():
     a = layer_gradient_norms(3, variant="sandwich", d_model=32, n_heads=2, seq_len=16, batch=2, seed=5)
     b = layer_gradient_norms(3, variant="sandwich", d_model=32, n_heads=2, seq_len=16, batch=2, seed=5)

@@ -126,16 +126,21 @@ def gradients_figure(results: dict[str, dict], *, norm: str, d_model: int, log_y
     return figure(data, layout | base_layout(height=600, title=title) | _legend(600))
 
 
-def sweep_figure(points: dict[str, list[tuple[int, float]]], *, lang: str = "en") -> go.Figure:
-    """Top-layer FFN-out gradient against depth (log-log), with Theorem 1's two reference slopes.
+def sweep_figure(points: dict[str, list[tuple[int, float]]], *, slopes: dict[str, float | None] | None = None,
+                 lang: str = "en") -> go.Figure:
+    """Top-layer FFN-out gradient against depth (log-log), with Theorem 1's two bounds as reference slopes.
 
-    ``points``: variant -> ``[(L, gradient norm), ...]`` in the order computed.
+    ``points``: variant -> ``[(L, gradient norm), ...]`` in the order computed; ``slopes``: variant -> the
+    measured slope (``models.norms.depth_slope``), named in the legend.
     """
     data = []
     for variant, pts in points.items():
         pts = sorted(pts)
+        slope = (slopes or {}).get(variant)
+        name = _name(variant, lang) if slope is None else tr(lang, "norm_fig_slope", name=_name(variant, lang),
+                                                              slope=slope)
         data.append({"type": "scatter", "mode": "lines+markers", "x": [p[0] for p in pts],
-                     "y": finite([p[1] for p in pts]), "name": _name(variant, lang),
+                     "y": finite([p[1] for p in pts]), "name": name,
                      "line": {"color": COLORS[variant], "width": 2}, "marker": {"size": 7},
                      "hovertemplate": f"{_name(variant, lang)} · L = %{{x}}: %{{y:.4g}}<extra></extra>"})
     depths = sorted({p[0] for pts in points.values() for p in pts})
