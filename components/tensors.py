@@ -79,7 +79,7 @@ def number_formats(value: float = 70000.0, request: gr.Request = None) -> dict:
     value = VALUE.number("tensors_value", value)
     casts = [cast(value, f) for f in FORMATS]
     rows = [(f.name, f.sign, f.exponent, f.mantissa, c.bits) for f, c in zip(FORMATS, casts)]
-    return {"bits": bits_figure(rows, lang), "rounding": rounding_figure(*error_curves(), lang),
+    return {"bits": bits_figure(rows, lang), "rounding": rounding_figure(error_curves(), lang),
             "formats_table": formats_markdown(value, casts, [facts(f) for f in FORMATS], lang)}
 
 

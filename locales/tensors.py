@@ -123,13 +123,14 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "numfmt_note": "what happened", "numfmt_range": "max", "numfmt_min_normal": "smallest normal",
         "numfmt_eps": "epsilon", "numfmt_digits": "decimal digits",
         "numfmt_exact": "exact", "numfmt_rounded": "rounded", "numfmt_overflow": "overflow → inf/NaN",
-        "numfmt_saturated": "saturated at max", "numfmt_underflow": "underflow → 0",
+        "numfmt_saturated": "saturated: clamped to the range's end", "numfmt_underflow": "underflow → 0",
+        "numfmt_subnormal": "rounded to a subnormal (fewer digits)",
         "tensors_formats_explain": r"""
 **Bits.** A float is sign × $2^{e}$ × 1.m (exponent e, mantissa m). Exponent bits buy range, mantissa bits buy precision: each cast above is a real torch tensor of that dtype, read back bit by bit.
 
 **fp16** has 5 exponent bits: its largest value is 65,504, so large activations or gradients overflow to inf (hence loss scaling). **bf16** keeps fp32's 8 exponent bits (range to 3·10³⁸) and pays with 7 mantissa bits (≈ 2–3 decimal digits): a relative rounding error up to $2^{-8}$. **fp8 E4M3** (max 448, no inf: past it the OCP standard allows NaN or saturation, and PyTorch's cast saturates at 448) serves weights and activations; **E5M2** (max 57,344, then inf) serves gradients. **int8** here is cast as quantisation does: rounded to whole numbers and saturated at −128 and 127 (PyTorch's `.to(torch.int8)` truncates toward zero instead).
 
-**The rounding plot.** Each line is a format's worst relative error across magnitudes: in its normal range the unit roundoff $2^{-(m+1)}$ (m mantissa bits); below, subnormals lose digits; where the line stops the format overflows or flushes to zero.
+**The rounding plot.** Each line is a format's worst relative error in each binade $[2^e, 2^{e+1})$, one step per binade, computed exactly (at the binade's first midpoint, cast for real): flat across its normal range at the unit roundoff $2^{-(m+1)}$ (m mantissa bits), since a float's precision is relative; below, subnormals lose digits; where the line stops the format overflows or flushes to zero.
 """,
         # compute: matmul sweep
         "compute_kind": "Sweep",
@@ -335,13 +336,14 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "numfmt_note": "发生了什么", "numfmt_range": "最大值", "numfmt_min_normal": "最小正规数",
         "numfmt_eps": "机器精度 eps", "numfmt_digits": "十进制有效位",
         "numfmt_exact": "精确", "numfmt_rounded": "舍入", "numfmt_overflow": "溢出 → inf/NaN",
-        "numfmt_saturated": "饱和到最大值", "numfmt_underflow": "下溢 → 0",
+        "numfmt_saturated": "饱和：截断到范围端点", "numfmt_underflow": "下溢 → 0",
+        "numfmt_subnormal": "舍入为次正规数（有效位更少）",
         "tensors_formats_explain": r"""
 **位。** 浮点数 = 符号 × $2^{e}$ × 1.m（e 为指数，m 为尾数）。指数位决定范围，尾数位决定精度：上面每次转换得到的都是该 dtype 的真实 torch 张量，再逐位读出。
 
 **fp16** 只有 5 个指数位，最大值为 65,504，大的激活或梯度会溢出为 inf（因此需要损失缩放）。**bf16** 保留 fp32 的 8 个指数位（范围到 3·10³⁸），代价是只有 7 个尾数位（约 2–3 位十进制有效数字）：相对舍入误差最高 $2^{-8}$。**fp8 E4M3**（最大 448，没有 inf：超出时 OCP 标准允许得到 NaN 或饱和，PyTorch 的转换饱和到 448）用于权重和激活；**E5M2**（最大 57,344，再大就是 inf）用于梯度。**int8** 在这里按量化的方式转换：舍入到整数，并在 −128 和 127 处饱和（PyTorch 的 `.to(torch.int8)` 则是向零截断）。
 
-**舍入误差图。** 每条线是某个格式在各个数量级上的最大相对误差：在正规数范围内是单位舍入 $2^{-(m+1)}$（m 为尾数位数）；更小的数是次正规数，有效位减少；曲线中断之处，该格式上溢，或下溢为零。
+**舍入误差图。** 每条线是某个格式在每个二进制区间 $[2^e, 2^{e+1})$ 内的最大相对误差，每个区间一级台阶，精确计算（取区间内第一个中点，真实地转换一次）：在正规数范围内是一条水平线，等于单位舍入 $2^{-(m+1)}$（m 为尾数位数），因为浮点数的精度是相对的；更小的数是次正规数，有效位减少；曲线中断之处，该格式上溢，或下溢为零。
 """,
         "compute_kind": "扫描方式",
         "compute_kind_square": "方阵乘法 n×n · n×n",

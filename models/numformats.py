@@ -54,19 +54,20 @@ class FormatFacts:
     max: float
     smallest_normal: float | None
     eps: float | None           # gap between 1 and the next representable number
-    decimal_digits: float | None
+    decimal_digits: float | None  # log10(2^p), p = mantissa bits + 1: the decimal digits p bits carry
 
 
 def facts(fmt: Format) -> FormatFacts:
-    """Largest value, smallest normal, epsilon and decimal digits of ``fmt``.
+    """Largest value, smallest normal, epsilon and decimal digits of ``fmt`` (the significand's p bits as
+    decimal digits, log10(2^p), as IEEE 754's tables give them: fp32 7.22, fp16 3.31, bf16 2.41).
 
-    >>> facts(FORMATS[1]).max
-    65504.0
+    >>> facts(FORMATS[1]).max, [facts(f).decimal_digits for f in FORMATS[:3]]
+    (65504.0, [7.22, 3.31, 2.41])
     """
     if fmt.is_float:
         info = torch.finfo(fmt.dtype)
         return FormatFacts(float(info.max), float(info.smallest_normal), float(info.eps),
-                           round(-math.log10(float(info.eps)), 2))
+                           round((fmt.mantissa + 1) * math.log10(2), 2))
     info = torch.iinfo(fmt.dtype)
     return FormatFacts(float(info.max), None, None, None)
 
@@ -80,7 +81,7 @@ class Cast:
     bits: str                   # most significant bit first
     abs_error: float | None
     rel_error: float | None
-    note: str                   # "overflow", "underflow to zero", "rounded", "exact", "saturated"
+    note: str                   # "overflow", "underflow to zero", "rounded", "subnormal", "exact", "saturated"
 
 
 def bits_of(t: torch.Tensor) -> str:
@@ -105,6 +106,8 @@ def cast(value: float, fmt: Format) -> Cast:
     ('overflow', 70144.0)
     >>> cast(65519.0, FORMATS[1]).note, cast(65520.0, FORMATS[1]).note     # 65,504 + half a step of 32
     ('rounded', 'overflow')
+    >>> cast(1e-40, FORMATS[2]).note, cast(1e-40, FORMATS[2]).stored          # bf16's smallest subnormal, 2^-133
+    ('subnormal', 9.183549615799121e-41)
     """
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value \
             or abs(value) > NUMFORMAT_MAX_ABS:
@@ -126,6 +129,8 @@ def cast(value: float, fmt: Format) -> Cast:
         note = "underflow to zero"
     elif stored == value:
         note = "exact"
+    elif fmt.is_float and abs(stored) < facts(fmt).smallest_normal:
+        note = "subnormal"                       # rounded to a number with fewer significant bits
     else:
         note = "rounded"
     err = abs(stored - value) if math.isfinite(stored) else None
@@ -179,26 +184,35 @@ def relative_errors(fmt: Format, x: torch.Tensor) -> torch.Tensor:
     return ((stored - x).abs() / x).masked_fill(lost, float("nan"))       # (N,)
 
 
-def error_curves(low_exp: int = -12, high_exp: int = 40, bins_per_decade: int = 8,
-                 samples: int = 64) -> tuple[list[float], dict[str, list[float | None]]]:
-    """The worst relative rounding error of each format in each bin of magnitudes, 10^low_exp … 10^high_exp.
+def error_curves(low: int = -40, high: int = 133) -> dict[str, tuple[list[float], list[float]]]:
+    """Each format's worst relative rounding error in each binade [2^e, 2^(e+1)), e = ``low`` … ``high`` − 1
+    (about 10^-12 … 10^40), exactly: ``name -> (magnitudes, errors)``, a binade's error at its start 2^e and
+    the last one repeated at the format's largest value, where its line ends.
 
-    Each bin holds ``samples`` log-spaced magnitudes, all cast for real; a bin's value is the largest
-    error among those the format can store (``None`` if it stores none of them). In a format's normal
-    range this is its unit roundoff, 2^-(mantissa bits + 1); below, subnormals lose precision; where the
-    line stops, the format overflows or flushes to zero.
+    In a binade a format's numbers are evenly spaced, so the worst error is at the first midpoint,
+    2^e + spacing/2 = 2^e·(1 + 2^-k) for the binade's k (it rounds to 2^e, ties to even): every
+    2^e·(1 + 2^-k), k = 1 … 52, is cast for real and the largest error kept (a k past the spacing's
+    rounds to 2^e with less). In the normal range that is the unit roundoff, 2^-(m+1)/(1 + 2^-(m+1)) for m
+    mantissa bits, the same in every binade; below it, subnormals lose digits; a binade the format
+    stores nothing of (overflow, flush to zero) has no point.
 
-    >>> xs, curves = error_curves(-1, 1, 1, 16)
-    >>> len(xs), 2.0**-9 < max(curves["bf16"]) <= 2.0**-8
-    (2, True)
+    >>> curves = error_curves(-2, 3)                  # 0.25 … 8: the last binade ends where the window does
+    >>> xs, errs = curves["bf16"]
+    >>> xs, set(errs) == {2.0**-8 / (1 + 2.0**-8)}
+    ([0.25, 0.5, 1.0, 2.0, 4.0, 8.0], True)
+    >>> [round(e, 3) for e in curves["int8"][1]]       # 0.5+ rounds to 1; 1.5 to 2, 2.5 to 2, 4.5 to 4
+    [1.0, 0.333, 0.2, 0.111, 0.111]
     """
-    bins = (high_exp - low_exp) * bins_per_decade
-    step = 1.0 / bins_per_decade
-    exponents = torch.arange(bins * samples, dtype=torch.float64) * (step / samples) + low_exp
-    x = (10.0 ** exponents).view(bins, samples)                             # (bins, samples)
-    centers = [10 ** (low_exp + (i + 0.5) * step) for i in range(bins)]
+    k = torch.arange(1, 53, dtype=torch.float64)                                     # (52,)
+    starts = 2.0 ** torch.arange(low, high, dtype=torch.float64)                      # (E,)
+    x = starts[:, None] * (1 + 2.0 ** -k)                                             # (E, 52)
     curves = {}
     for fmt in FORMATS:
-        worst = relative_errors(fmt, x.flatten()).view(bins, samples).nan_to_num(-1.0).amax(dim=1)  # (bins,)
-        curves[fmt.name] = [None if w < 0 else float(w) for w in worst.tolist()]
-    return centers, curves
+        worst = relative_errors(fmt, x.flatten()).view(x.shape).nan_to_num(-1.0).amax(dim=1)   # (E,)
+        kept = [(float(s), float(w)) for s, w in zip(starts.tolist(), worst.tolist()) if w >= 0]
+        end = min(facts(fmt).max, 2 * kept[-1][0]) if kept else None
+        xs, ys = [s for s, _ in kept], [w for _, w in kept]
+        if kept and end > xs[-1]:
+            xs, ys = xs + [end], ys + [ys[-1]]
+        curves[fmt.name] = (xs, ys)
+    return curves

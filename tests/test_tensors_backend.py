@@ -203,6 +203,40 @@ def test_the_error_curves_lose_a_number_where_the_cast_does():
         assert lost == (cast(v, by_name[fmt]).note in ("overflow", "saturated"))
 
 
+def test_the_error_curves_are_each_binades_worst_case():
+    """Regression: the curves took the worst of 64 log-spaced samples in each eighth of a decade, which
+    zig-zagged between 0.43 and 1.0 of the unit roundoff (a bin holding no power of two misses the worst
+    case, just above one) and ran past each format's largest value (points drawn at bins' centres)."""
+    from models.numformats import error_curves
+    curves = error_curves()
+    for fmt in (f for f in FORMATS if f.is_float):
+        xs, errs = curves[fmt.name]
+        u = 2.0 ** -(fmt.mantissa + 1)                                  # the unit roundoff
+        normal = [e for x, e in zip(xs, errs) if x >= facts(fmt).smallest_normal]
+        assert normal == pytest.approx([u / (1 + u)] * len(normal), rel=1e-12), fmt.name
+        assert xs[-1] == min(facts(fmt).max, 2.0**133) and xs == sorted(xs), fmt.name
+    xs, errs = curves["fp16"]                                           # against numpy, on a dense grid
+    for e in (3, -20, -24):                                             # normal, subnormal, the smallest
+        grid = 2.0**e * (1 + np.arange(2**14) / 2**14)                 # holds every midpoint of the binade
+        stored = grid.astype(np.float16).astype(np.float64)
+        worst = (np.abs(stored - grid) / grid)[stored > 0].max()
+        assert errs[xs.index(2.0**e)] == pytest.approx(worst, rel=1e-12), e
+
+
+def test_the_table_names_digits_subnormals_and_clamps_as_textbooks_do():
+    """Regression: "decimal digits" was −log10(eps) (fp32 6.92), where IEEE 754 tables give log10(2^p)
+    (7.22, 3.31, 2.41); 1e-40 in bf16 was only "rounded", though stored as a subnormal with 8 % error; int8's
+    −128.6 read "saturated at max" where it was clamped at its minimum."""
+    from viz.numformats import formats_markdown
+    by_name = {f.name: f for f in FORMATS}
+    assert [facts(by_name[n]).decimal_digits for n in ("fp32", "fp16", "bf16")] == [7.22, 3.31, 2.41]
+    assert cast(1e-6, by_name["fp16"]).note == "subnormal"                     # below fp16's 6.1e-5
+    assert cast(1e-6, by_name["fp16"]).stored == float(np.float16(1e-6))
+    assert cast(1e-4, by_name["fp16"]).note == "rounded" and cast(2.0**-24, by_name["fp16"]).note == "exact"
+    table = formats_markdown(-128.6, [cast(-128.6, f) for f in FORMATS], [facts(f) for f in FORMATS])
+    assert "| int8 | 127 | — | — | — | -128 |" in table and "clamped to the range's end" in table
+
+
 def test_bits_and_notes_by_hand():
     assert bits_of(torch.tensor([1.0])) == "0" + "01111111" + "0" * 23
     assert cast(70000.0, FORMATS[1]).note == "overflow"                 # fp16 tops out at 65,504

@@ -8,7 +8,7 @@ from viz.common import PlainFigure, base_layout, finite, plain_figure
 PALETTE = ["#4f46e5", "#0ea5e9", "#10b981", "#f59e0b", "#ef4444", "#8b5cf6", "#ec4899", "#64748b"]
 BIT_COLORS = {"sign": "#ef4444", "exponent": "#10b981", "mantissa": "#4f46e5", "value": "#64748b"}
 NOTES = {"exact": "numfmt_exact", "rounded": "numfmt_rounded", "overflow": "numfmt_overflow",
-         "saturated": "numfmt_saturated", "underflow to zero": "numfmt_underflow"}
+         "saturated": "numfmt_saturated", "underflow to zero": "numfmt_underflow", "subnormal": "numfmt_subnormal"}
 
 
 def bits_figure(rows: list[tuple[str, int, int, int, str]], lang: str = "en") -> PlainFigure:
@@ -31,13 +31,13 @@ def bits_figure(rows: list[tuple[str, int, int, int, str]], lang: str = "en") ->
     return plain_figure(data, layout)
 
 
-def rounding_figure(magnitudes: list[float], errors: dict[str, list[float | None]],
-                    lang: str = "en") -> PlainFigure:
-    """One line per format: the relative error of casting each magnitude; a gap where it cannot be stored."""
-    data = [{"type": "scatter", "mode": "lines", "name": name, "x": magnitudes, "y": finite(errs),
-             "line": {"color": PALETTE[i % 8], "width": 2}, "connectgaps": False,
-             "hovertemplate": "|x| = %{x:.3g}<br>%{y:.2e}<extra>" + name + "</extra>"}
-            for i, (name, errs) in enumerate(errors.items())]
+def rounding_figure(curves: dict[str, tuple[list[float], list[float]]], lang: str = "en") -> PlainFigure:
+    """One step line per format (``models.numformats.error_curves``): its worst relative error in each binade,
+    held across the binade; the line spans what the format stores."""
+    data = [{"type": "scatter", "mode": "lines", "name": name, "x": xs, "y": finite(errs),
+             "line": {"color": PALETTE[i % 8], "width": 2, "shape": "hv"},
+             "hovertemplate": "|x| ≥ %{x:.3g}<br>%{y:.2e}<extra>" + name + "</extra>"}
+            for i, (name, (xs, errs)) in enumerate(curves.items())]
     layout = base_layout(height=380, title=tr(lang, "numfmt_rounding_title")) | {
         "xaxis": {"type": "log", "title": {"text": tr(lang, "numfmt_magnitude")}, "exponentformat": "power"},
         "yaxis": {"type": "log", "title": {"text": tr(lang, "numfmt_rel_error")}, "exponentformat": "power"},
