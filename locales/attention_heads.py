@@ -52,7 +52,7 @@ STRINGS = {
 - *first char*: on position 0 (an "attention sink"), from position 2 on;
 - *itself*: on $i$.
 
-A uniform causal head gives every key $1/(i+1)$; its share is printed in brackets. A head *shows* a pattern when its mean share is at least {THRESHOLD} %. On the first {ATTN_PATTERN_CHARS} held-out characters that is about 15 times a uniform head's share. *Broad*: the rows' mean entropy is at least {BROAD} % of a uniform head's. The held-out numbers are steadier than the numbers on a 64-character prompt (the right-hand table). Change the model: the same kinds of heads appear in MHA, GQA, MQA and MLA, in different places.
+A uniform causal head gives every key $1/(i+1)$; its share is printed in brackets. A head *shows* a pattern when its mean share is at least {THRESHOLD} %. On the first {ATTN_PATTERN_CHARS} held-out characters that is 18 to 25 times a uniform head's share. *Broad*: the rows' mean entropy is at least {BROAD} % of a uniform head's. The held-out numbers are steadier than the numbers on a 64-character prompt (the right-hand table). Change the model: the same kinds of heads appear in MHA, GQA, MQA and MLA, in different places.
 
 **GQA and MQA.** The label "KV $n$" says which key/value head a query head reads. Heads in one group read the same keys and values, but with their own queries, so their maps still differ. In MLA every head reads one shared latent through its own $W_{{UK}}$.
 
@@ -105,7 +105,7 @@ A uniform causal head gives every key $1/(i+1)$; its share is printed in bracket
 - *第一个字符*：落在位置 0 上（“注意力汇聚点”，attention sink），从位置 2 开始统计；
 - *自身*：落在 $i$ 上。
 
-均匀因果头给每个键 $1/(i+1)$ 的权重，这个占比列在括号里。平均占比至少 {THRESHOLD} % 的头就算表现出该模式。在前 {ATTN_PATTERN_CHARS} 个留出字符上，这大约是均匀头的 15 倍。*分散*：各行平均熵至少是均匀头的 {BROAD} %。留出文本上的数字比 64 个字符的提示词上的（右侧表格）更稳定。换一个模型看看：MHA、GQA、MQA、MLA 里都会出现同样几类头，只是位置不同。
+均匀因果头给每个键 $1/(i+1)$ 的权重，这个占比列在括号里。平均占比至少 {THRESHOLD} % 的头就算表现出该模式。在前 {ATTN_PATTERN_CHARS} 个留出字符上，这是均匀头占比的 18 到 25 倍。*分散*：各行平均熵至少是均匀头的 {BROAD} %。留出文本上的数字比 64 个字符的提示词上的（右侧表格）更稳定。换一个模型看看：MHA、GQA、MQA、MLA 里都会出现同样几类头，只是位置不同。
 
 **GQA 和 MQA。** 标签 “KV $n$” 表示这个查询头读取哪个键/值头。同一组的头读取相同的键和值，但查询各不相同，所以它们的图仍然不同。MLA 中每个头都通过自己的 $W_{{UK}}$ 读取同一个共享的潜在向量。
 

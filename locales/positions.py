@@ -102,7 +102,7 @@ Only $m-n$ is left: absolute positions go in, a relative position comes out, and
         "pos_fig_highest": "highest on the diagonal", "pos_fig_lowest": "lowest on the diagonal",
         "pos_fig_decay_title": "Long-range decay: score against distance for q = k (1 at distance 0)",
         "pos_fig_ones": "q = k = (1, …, 1): mean cos(Δθ<sub>i</sub>)", "pos_fig_random": "q = k = the random vector above",
-        "pos_fig_bound": "RoFormer Fig. 2: (2/d)·Σ<sub>j</sub>|S<sub>j</sub>|, the bound's distance term (1 at 0)", "pos_fig_distance": "relative distance |m − n| (tokens)",
+        "pos_fig_bound": "RoFormer Fig. 2: (2/d)·Σ<sub>j</sub>|S<sub>j</sub>|, the bound's distance term, over its value at 0, (d/2 + 1)/2", "pos_fig_distance": "relative distance |m − n| (tokens)",
         "pos_fig_freq_title": "{slow} of {pairs} pairs never complete a turn within L = {L} tokens;<br>"
                               "the slowest turns once every {longest} tokens (2π·base<sup>(d−2)/d</sup>)",
         "pos_fig_wavelength": "wavelength 2π/θ<sub>i</sub> (tokens)", "pos_fig_base": "base {b}", "pos_fig_train": "L = {L}",
@@ -288,7 +288,7 @@ $$\langle f(q,m), f(k,n)\rangle = \mathrm{Re}\sum_i q^{(i)}\,\overline{k^{(i)}}\
         "pos_fig_highest": "对角线上的最大值", "pos_fig_lowest": "对角线上的最小值",
         "pos_fig_decay_title": "远程衰减：q = k 时分数随距离的变化（距离 0 处为 1）",
         "pos_fig_ones": "q = k = (1, …, 1)：cos(Δθ<sub>i</sub>) 的平均", "pos_fig_random": "q = k = 上面的随机向量",
-        "pos_fig_bound": "RoFormer 图 2：(2/d)·Σ<sub>j</sub>|S<sub>j</sub>|，上界中随距离变化的项（0 处为 1）", "pos_fig_distance": "相对距离 |m − n|（词元）",
+        "pos_fig_bound": "RoFormer 图 2：(2/d)·Σ<sub>j</sub>|S<sub>j</sub>|，上界中随距离变化的项，除以它在 0 处的值 (d/2 + 1)/2", "pos_fig_distance": "相对距离 |m − n|（词元）",
         "pos_fig_freq_title": "{pairs} 对中有 {slow} 对在 L = {L} 个词元内转不满一圈；<br>"
                               "最慢的一对每 {longest} 个词元转一圈（2π·base<sup>(d−2)/d</sup>）",
         "pos_fig_wavelength": "波长 2π/θ<sub>i</sub>（词元）", "pos_fig_base": "底数 {b}", "pos_fig_train": "L = {L}",

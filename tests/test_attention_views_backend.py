@@ -422,3 +422,19 @@ def test_the_heatmap_labels_every_character_it_has_room_for(T, step):
         assert ticks["tickvals"] == list(range(0, T, step))
         assert ticks["ticktext"] == [show_char(prompt[i]) for i in range(0, T, step)]
     assert fig["layout"]["height"] == 160 + 12 * 64                       # the cells of 64 rows at most
+
+
+def test_the_threshold_is_the_multiple_of_chance_the_explain_says():
+    """The Explain says the 20 % threshold is 18 to 25 times a uniform causal head's share on the held-out
+    text (it said "about 15": the shares in brackets, 0.008 to 0.011, make it 18 to 25)."""
+    import re
+
+    from locales import tr
+    from models.attention_explore.heads import held_out_patterns
+    from models.limits import ATTN_PATTERN_THRESHOLD
+
+    low, high = map(int, re.search(r"(\d+) to (\d+) times a uniform", tr("en", "attn_heads_explain"))
+                    .groups())
+    chance = [c for c in held_out_patterns("mha").chance if not math.isnan(c)]
+    multiples = [ATTN_PATTERN_THRESHOLD / c for c in chance]
+    assert low - 0.5 <= min(multiples) and max(multiples) <= high + 0.5, multiples        # 17.5 … 24.5
