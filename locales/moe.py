@@ -66,7 +66,7 @@ STRINGS = {
         "moe_train_explain": r"""
 **The run.** A tiny transformer with a mixture of experts in place of its FFN (the app's one transformer: one pre-norm block of causal self-attention with RoPE, 2 heads, $d = 32$, then an MoE layer of SwiGLU experts with $h = 64$) learns to predict the next character of the shipped English text; 2,048 tokens per step, AdamW. Loss $= \mathcal{L}_{task} + \alpha\,\mathcal{L}_{aux} + \beta\,\mathcal{L}_z$. Top-1 uses Switch's gate (the weight is $p$ itself; renormalising one weight would make it 1 and the router would learn nothing from the task); top-$k \ge 2$ renormalises (Mixtral). The twin starts from the same weights and sees the same batches, with $\alpha = 0$.
 
-**What to see.** Without the aux loss the router collapses: an expert that gets more tokens early learns faster, becomes more useful, and the task gradient sends it still more tokens (bright rows in the heatmap). With $\alpha = 0.05$ the load evens out and the aux loss is lower, for about the same task loss: the table above the plots gives each run's load CV as measured, the mean of its last 10 steps. The last plot shows which characters each expert ended up taking.
+**What to see.** Without the aux loss the router drifts toward collapse: an expert that gets more tokens early learns faster, becomes more useful, and the task gradient sends it still more tokens (bright rows in the heatmap). At the defaults a few experts end up with most tokens (load CV about 0.6–1.2; one expert taking everything would be $\sqrt{E-1} \approx 2.6$). With $\alpha = 0.05$ the load evens out and the aux loss is lower, for about the same task loss: the table above the plots gives each run's load CV as measured, the mean of its last 10 steps. The last plot shows which characters each expert ended up taking.
 
 **Load CV** = std / mean of the tokens per expert: 0 when balanced, $\sqrt{E/k - 1}$ when every token goes to the same $k$ experts (2.65 for $E=8$, $k=1$).
 """,
@@ -211,7 +211,7 @@ STRINGS = {
         "moe_train_explain": r"""
 **训练过程。** 一个用混合专家层代替 FFN 的小 Transformer（即本应用各页共用的那个 Transformer：一个 Pre-LN 块，先是带 RoPE 的因果自注意力，2 个注意力头，$d = 32$，然后是由 SwiGLU 专家组成的 MoE 层，$h = 64$）学习预测内置英文文本的下一个字符；每步 2,048 个词元，AdamW。损失 $= \mathcal{L}_{task} + \alpha\,\mathcal{L}_{aux} + \beta\,\mathcal{L}_z$。top-1 采用 Switch 的门控（权重就是 $p$ 本身；若对单个权重重新归一化，它恒为 1，路由器就无法从任务损失中学到任何东西）；top-$k \ge 2$ 重新归一化（Mixtral）。对照模型从相同的权重出发、看到相同的批次，只是 $\alpha = 0$。
 
-**观察要点。** 没有辅助损失时路由会坍缩：早期多分到词元的专家学得更快、变得更有用，任务梯度又把更多词元送给它（热力图中的亮行）。$\alpha = 0.05$ 时负载趋于均衡，辅助损失更低，任务损失则几乎不变：图表上方的表格给出每次运行实测的负载变异系数（最后 10 步的均值）。最后一张图显示每个专家最终接收了哪些字符。
+**观察要点。** 没有辅助损失时路由会走向坍缩：早期多分到词元的专家学得更快、变得更有用，任务梯度又把更多词元送给它（热力图中的亮行）。默认设置下，少数几个专家最终拿走了大部分词元（负载变异系数约 0.6–1.2；全部词元都给一个专家时是 $\sqrt{E-1} \approx 2.6$）。$\alpha = 0.05$ 时负载趋于均衡，辅助损失更低，任务损失则几乎不变：图表上方的表格给出每次运行实测的负载变异系数（最后 10 步的均值）。最后一张图显示每个专家最终接收了哪些字符。
 
 **负载变异系数** = 每个专家词元数的标准差 / 均值：均衡时为 0，所有词元都去同样 $k$ 个专家时为 $\sqrt{E/k - 1}$（$E=8$、$k=1$ 时为 2.65）。
 """,

@@ -285,7 +285,7 @@ class CostPoint:
     T: int
     calls: dict[str, Call | Skipped]      # by implementation: "naive", "sdpa", "tiled"
     matrices_bytes: int                   # formula: scores + probabilities, 2·B·H·T²·bytes
-    rows_bytes: int                       # formula: q, k, v, out, 4·B·H·T·d·bytes: the O(T·d) floor
+    rows_bytes: int                       # formula: the output, B·H·T·d·bytes: the O(T·d) a call must allocate
     window_bytes: int                     # formula: scores + probabilities under a sliding window W
     max_diff: float | None                # largest |naive − SDPA| (or |tiled − SDPA|) of the outputs
 
@@ -444,7 +444,7 @@ def cost_sweep(max_T: int = ATTN_COST_MAX_T_CPU, head_dim: int = 64, heads: int 
         reference = outs.get("sdpa")
         other = outs.get("naive", outs.get("tiled"))
         diff = None if reference is None or other is None else (other.float() - reference.float()).abs().max().item()
-        point = CostPoint(T, calls, shape.matrices_bytes(T), shape.rows_bytes(T, 4),
+        point = CostPoint(T, calls, shape.matrices_bytes(T), shape.rows_bytes(T),
                           shape.matrices_bytes(T, min(T, sweep.window)), diff)
         del q, k, v, outs, reference, other
         sweep = replace(sweep, points=(*sweep.points, point), seconds=time.perf_counter() - start)

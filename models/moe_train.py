@@ -18,7 +18,8 @@ over the k (Mixtral). Every weight, the router's included, starts ``N(0, 0.02²)
 With the defaults (E = 8, top-1, 150 steps, batches of 2,048 characters) the load CV, the mean of
 the last 10 steps (:meth:`History.tail`, the figure the tab shows), ends at 0.64–1.15 without the aux
 loss (a few experts take most tokens) and 0.24–0.38 with ``aux_coef = 0.05``, for seeds 0–5; top-2:
-0.98–1.20 against 0.06–0.15 (measured with this module on the CPU, one thread;
+0.98–1.20 against 0.06–0.15 (measured with this module on an Intel CPU, one thread; a Zen 5 EPYC, whose
+kernels sum in another order, gives 0.57–1.03 and 0.29–0.47;
 ``tests/test_moe_backend.py`` checks seeds 0–2). The task loss differs by ≤ 0.05 nats.
 ``compare=True`` trains a twin with ``aux_coef = 0``, same initial weights, same batches, in
 lockstep, so the two load pictures differ only by the aux loss.

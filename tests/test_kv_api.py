@@ -122,7 +122,7 @@ def test_a_cache_drawn_twice_is_named_and_dotted(client):
     assert calc_kv_cache_bytes(PRESETS["Mistral-7B v0.1"], 4096) == calc_kv_cache_bytes(PRESETS["Llama-3-8B"], 4096)
     fig, *_ = client.predict(preset="Llama-2-7B", api_name="/kv_scale")
     lines = {t["name"]: t for t in plot_json(fig)["data"] if t.get("mode") == "lines"}
-    mistral = lines["Mistral-7B v0.1 (the same cache as Llama-3-8B)"]
+    mistral = lines["Mistral-7B v0.1 (its full cache: the same as Llama-3-8B)"]
     assert mistral["line"]["dash"] == "dot" and lines["Llama-3-8B"]["line"]["dash"] == "solid"
     assert mistral["y"] == lines["Llama-3-8B"]["y"]
 

@@ -250,7 +250,7 @@ def cost_figure(sweep, lang: str = "en") -> PlainFigure:
     shape = sweep.shape
     data = []
     formulas = (("matrices", [shape.matrices_bytes(T) for T in Ts], "dash"),
-                ("rows", [shape.rows_bytes(T, 4) for T in Ts], "dash"),
+                ("rows", [shape.rows_bytes(T) for T in Ts], "dash"),
                 ("window", [shape.matrices_bytes(T, min(T, sweep.window)) for T in Ts], "dot"))
     for key, ys, dash in formulas:
         data.append({"type": "scatter", "mode": "lines", "x": Ts, "y": ys, "line": {"color": FORMULA[key], "dash": dash,
