@@ -528,3 +528,19 @@ def test_a_field_names_one_range_below_it_and_above_it(field, low, high):
     for bad in (low - 1, high + 1):
         with pytest.raises(ValueError, match=f"{field} = {bad}: must be a whole number from {low} to {high}$"):
             spec_from_fields({**values, field: bad})
+
+
+def test_a_rule_that_lands_close_by_cancelling_errors_says_so():
+    """Regression: for Llama-3.1-405B (its config.json: d = 16,384, 126 layers, 128 heads, 8 KV heads, FFN
+    53,248) 12·L·d² lands within +1.05 % of N, yet the verdict read "It fails here": right about the
+    reasons (GQA and the wider FFN cancel), odd beside a 1 % match. GPT-2's large vocabulary is about the
+    total, not N: its verdict stays "fails"."""
+    from models.calculator import rule_check
+    from viz.calculator import summary_markdown
+    llama405 = ModelSpec("Llama-3.1-405B", vocab_size=128256, d_model=16384, n_layers=126, n_heads=128,
+                         n_kv_heads=8, ffn_dim=53248)
+    check = rule_check(llama405)
+    assert check.off == pytest.approx(0.0105, abs=5e-4) and check.reasons == ("gqa", "ffn") and check.cancels
+    assert not rule_check(PRESETS["GPT-2 (124M)"]).cancels and not rule_check(PRESETS["Llama-3-8B"]).cancels
+    assert "only because the errors cancel" in summary_markdown(analyze(llama405, RunSettings()))
+    assert "It fails here" in summary_markdown(analyze(PRESETS["Llama-3-8B"], RunSettings()))

@@ -146,7 +146,7 @@ def summary_markdown(a, lang: str = "en") -> str:
     parts = " + ".join(f"{T(k)} {v:,}" for k, v in p["parts"].items() if v)
     formula, values = a.attention_formula
     attn = ("MLA: " if s.is_mla else "") + f"{formula} = {values}"
-    ffn = (f"3·d·ffn (SwiGLU: gate, up, down) = 3·{d}·{s.ffn}" if s.ffn_type == "swiglu"
+    ffn = (f"3·d·ffn (gated, SwiGLU or GeGLU: gate, up, down) = 3·{d}·{s.ffn}" if s.ffn_type == "swiglu"
            else f"2·d·ffn (GELU MLP) = 2·{d}·{s.ffn}")
     lines = [S("per_layer", part=T("attention"), formula=attn), S("per_layer", part=T("ffn"), formula=ffn)]
     if s.is_moe:
@@ -157,7 +157,8 @@ def summary_markdown(a, lang: str = "en") -> str:
                          f"{parts} = **{p['total']:,}**\n\n" + "\n".join(f"- {x}" for x in lines)))
     r = a.rule
     why = [S(f"why_{k}", n=s.n_experts, width=H * s.hd, d=d) for k in r.reasons]
-    verdict = S("verdict_fails", reasons="; ".join(why)) if why else S("verdict_holds")
+    verdict = (S("verdict_cancels" if r.cancels else "verdict_fails", reasons="; ".join(why)) if why
+               else S("verdict_holds"))
     rows.append(_details(T("h_rule"), f"{human(r.rule)} ({T('off_by', p=100 * r.off, n=human(r.non_embedding))})",
                          S("rule", L=L, d=d, rule=f"{r.rule:,}", n=f"{r.non_embedding:,}", off=100 * r.off,
                            off_total=100 * r.off_total, att=r.attention_d2, ffn=r.ffn_d2,
