@@ -93,13 +93,17 @@ def long_run(triggers: list, stop: gr.Button, status: gr.components.Component, *
     Before the run's own listener, ``status`` reads "…" at once, set in the page without a request (a
     trigger's listeners run in the order they were added): a Stop pressed before the run's first update
     then marks this run stopped, where it kept the last run's "✓ Done". A run refused before it starts
-    puts the line back; one that has said anything keeps what it said (a cancelled run may end as failed)."""
+    puts the line back; one that has said anything keeps what it said (a cancelled run may end as failed).
+    While a run is going (its line neither empty nor marked ended), a trigger leaves its line alone: the
+    run's next update would overwrite the "…" (a drag of the BPE merges slider made it flicker), and the
+    next run, queued behind it, says "…" no sooner than its own first update would."""
     if not status.elem_id:
         raise ValueError("a long run's status needs an elem_id: the page keeps its last line under it")
     kept = f"(window.__runLines ??= {{}})[{json.dumps(status.elem_id)}]"
+    going = "(line && !/^\\s*[" + "".join(ENDED) + "]/.test(line))"
     private = dict(api_visibility="private", show_progress="hidden", queue=False)
-    gr.on(triggers, None, status, status, js=f"(line) => {{ if (line !== '…') {kept} = line; return '…'; }}",
-          **private)
+    gr.on(triggers, None, status, status,
+          js=f"(line) => {{ if (line === '…' || {going}) return line; {kept} = line; return '…'; }}", **private)
     run = gr.on(triggers, **{**HEAVY, "show_progress": "hidden", **listener})
     run.failure(None, status, status, js=f"(line) => line === '…' ? ({kept} ?? '') : line", **private)
     stop_button(stop, run, status)

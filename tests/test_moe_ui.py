@@ -146,3 +146,32 @@ def test_stop_before_the_first_update_marks_this_run_and_a_refused_run_keeps_the
     page.locator("#moe_train_button").click()
     expect(page.locator(".toast-body.error").first).to_contain_text("top-k = 3", timeout=30_000)
     expect(status).to_have_text(re.compile(r"^\s*■ Stopped\s*$"), timeout=10_000)   # its line back
+
+
+def test_a_trigger_while_a_run_goes_leaves_its_line(page, server_url, monkeypatch):
+    """Regression: every trigger set the status to "…" in the page, a running one's too, and the run's next
+    update wrote its progress back: a drag of the BPE merges slider over a training made the line flicker.
+    Here the run shows its first update, then holds; a second press of Train must leave that line."""
+    import threading
+
+    from components import moe
+
+    release = threading.Event()
+
+    def first_then_hold(fn, *args, **kwargs):
+        yield next(iter(fn(*args, **kwargs)))
+        release.wait(60)
+    monkeypatch.setattr(moe, "low_priority", first_then_hold)
+    page.goto(f"{server_url}?tab=moe")
+    page.locator("[data-tab-id=moe_train]").click()
+    status = page.locator("#moe_train_status")
+    expect(page.locator("#moe_train_load .annotation-text")).to_contain_text("Press “Train”", timeout=60_000)
+    page.locator("#moe_train_button").click()
+    expect(status).to_contain_text(re.compile(r"step \*?\*?\d+ / 150"), timeout=60_000)
+    line = status.inner_text()
+    page.locator("#moe_train_button").click()
+    page.wait_for_timeout(1_000)                                     # the page's listener runs at once
+    assert status.inner_text() == line
+    page.locator("#moe_stop").click()
+    expect(status).to_contain_text(re.compile(r"^\s*■ Stopped · step"), timeout=30_000)
+    release.set()
