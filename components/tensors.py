@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.common import HEAVY, device_line, explain, low_priority
+from components.common import device_line, explain, long_run, low_priority, says_done
 from components.i18n import lang_of, t
 from components.share import CUSTOM
 from components.widgets import CheckboxGroup, Dropdown, Number, Radio, Slider
@@ -134,8 +134,8 @@ def compute_matmul(kind: str = "square", dtypes: list[str] = DEFAULT_DTYPES, req
         yield {"matmul_plot": matmul_figure(points, peaks, table.source if table else None, bandwidth, kind, width,
                                             name, lang),
                "matmul_summary": matmul_markdown(points, skips, peaks if table else {}, header, lang),
-               "compute_device": f"{name} · {threads} thread(s) · {len(points)} matmul sizes in "
-                                 f"{time.perf_counter() - start:.1f} s{state}"}
+               "compute_device": tr(lang, "compute_device_line", device=name, threads=threads, n=len(points),
+                                    s=time.perf_counter() - start) + state}
 
 
 def compute_mfu(n_layers: int = 4, d_model: int = 128, n_heads: int = 4, seq_len: int = 64, batch: int = 8,
@@ -171,8 +171,8 @@ def compute_mfu(n_layers: int = 4, d_model: int = 128, n_heads: int = 4, seq_len
         state = "" if finished else " …"
         yield {"mfu_plot": mfu_figure(timed, setup.formula_flops, setup.peak, lang),
                "mfu_summary": mfu_markdown(setup, seconds, achieved, ratio, batch, size["seq_len"], lang),
-               "mfu_device": f"{setup.device} · {setup.threads} thread(s) · {setup.dtype} · {len(timed)}/{steps} "
-                             f"steps in {time.perf_counter() - start:.1f} s{state}"}
+               "mfu_device": tr(lang, "mfu_device_line", device=setup.device, threads=setup.threads, dtype=setup.dtype,
+                                done=len(timed), steps=steps, s=time.perf_counter() - start) + state}
 
 
 def compute_estimate(n_params: float = 7e9, tokens: float = 1e12, n_gpus: int = 1024, gpu: str = "H100 SXM",
@@ -299,12 +299,11 @@ def build() -> dict:
         box.input(lambda: CUSTOM, None, ui.preset, api_visibility="private", show_progress="hidden")
     gr.on([ui.value.submit, ui.value.blur], api_name="number_formats", show_progress="hidden",
           **formats)
-    sweep = run.click(api_name="compute_matmul", show_progress="hidden", **HEAVY,
-                      **event(compute_matmul, ui, ("matmul_plot", "matmul_summary", "compute_device")))
-    stop.click(None, None, None, cancels=[sweep])
-    training = train.click(api_name="compute_mfu", show_progress="hidden", **HEAVY,
-                           **event(compute_mfu, ui, ("mfu_plot", "mfu_summary", "mfu_device")))
-    stop_training.click(None, None, None, cancels=[training])
+    long_run([run.click], stop, ui.compute_device, api_name="compute_matmul",
+             **event(says_done(compute_matmul, "compute_device"), ui,
+                     ("matmul_plot", "matmul_summary", "compute_device")))
+    long_run([train.click], stop_training, ui.mfu_device, api_name="compute_mfu",
+             **event(says_done(compute_mfu, "mfu_device"), ui, ("mfu_plot", "mfu_summary", "mfu_device")))
     gr.on([ui.n_params.submit, ui.n_params.blur, ui.tokens.submit, ui.tokens.blur, ui.n_gpus.submit,
            ui.n_gpus.blur, ui.gpu.input, ui.mfu_percent.input], api_name="compute_estimate", show_progress="hidden",
           trigger_mode="always_last", **estimate)

@@ -155,6 +155,8 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "compute_peak_known": "Detected **{device}**: peaks from the table ({name}, {source}; dense, no sparsity).",
         "compute_peak_unknown": "Detected **{device}**: not in the table of published peaks (or a MIG slice), so no "
                                 "peak line: FLOP/s are shown as measured.",
+        "compute_device_line": "{device} · {threads} thread(s) · {n} matmul sizes in {s:.1f} s",
+        "mfu_device_line": "{device} · {threads} thread(s) · {dtype} · {done}/{steps} steps in {s:.1f} s",
         "compute_peak_cpu": "Detected **{device}** ({threads} thread(s)): a CPU has no peak here; the line is the "
                             "best this sweep measured: **measured, not a datasheet figure**.",
         "compute_row": "- **{dtype}**: {best} at {size}{share}; the smallest size reached {small}",
@@ -367,6 +369,8 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "compute_peak_known": "检测到 **{device}**：峰值来自表格（{name}，{source}；稠密，不含稀疏）。",
         "compute_peak_unknown": "检测到 **{device}**：不在已公布峰值的表格中（或是 MIG 切片），因此没有峰值线："
                                 "FLOP/s 按实测显示。",
+        "compute_device_line": "{device} · {threads} 个线程 · {n} 个矩阵乘法尺寸，用时 {s:.1f} 秒",
+        "mfu_device_line": "{device} · {threads} 个线程 · {dtype} · {done}/{steps} 步，用时 {s:.1f} 秒",
         "compute_peak_cpu": "检测到 **{device}**（{threads} 个线程）：CPU 在这里没有峰值；这条线是本次扫描测得的最佳值，"
                             "**是实测值，不是规格表数据**。",
         "compute_row": "- **{dtype}**：在尺寸 {size} 达到 {best}{share}；最小尺寸时为 {small}",

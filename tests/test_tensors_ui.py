@@ -84,8 +84,9 @@ def test_matmul_sweep_in_chinese(browser, server_url, shot):
     page.locator("#compute_run").click()
     summary = page.locator("#matmul_summary")
     expect(summary).to_contain_text("实测值，不是规格表数据", timeout=60_000)
-    expect(page.locator("#compute_device input")).to_have_value(re.compile(r"\d matmul sizes in [\d.]+ s$"),
-                                                                      timeout=60_000)
+    # Regression: the line was English ("1 thread(s) · 20 matmul sizes in 2.0 s") and never said done.
+    expect(page.locator("#compute_device input")).to_have_value(
+        re.compile(r"^✓ 已完成 · .* 个线程 · \d+ 个矩阵乘法尺寸，用时 [\d.]+ 秒$"), timeout=60_000)
     plot = page.locator("#matmul_plot .js-plotly-plot")
     assert plot.evaluate("g => g._fullData.filter(t => t.name === 'fp32')[0].x.length") >= 5
     shot(page, "matmul-zh")
@@ -103,7 +104,8 @@ def test_mfu_of_a_training_step(page, server_url, shot):
     page.locator("#mfu_run").click()
     summary = page.locator("#mfu_summary")
     expect(summary).to_contain_text("✓ equal", timeout=60_000)                          # formula = FlopCounterMode
-    expect(page.locator("#mfu_device input")).to_have_value(re.compile(r"5/5 steps in [\d.]+ s$"), timeout=60_000)
+    expect(page.locator("#mfu_device input")).to_have_value(re.compile(r"^✓ Done · .*5/5 steps in [\d.]+ s$"),
+                                                              timeout=60_000)
     expect(summary).to_contain_text(re.compile(r"MFU \d+(\.\d+)?%"))
     expect(summary).to_contain_text("count_flops(config, 8, 32, backward=True)")
     page.locator("#compute_mfu input[type=number]").fill("50")
