@@ -443,3 +443,18 @@ def test_each_memory_strip_is_labelled_once():
         labelled = [m for m in maps if any(m["text"][r])]
         assert len(labelled) <= 1
         assert all(any(v is not None for v in m["z"][r]) for m in labelled)
+
+
+def test_the_peak_lines_are_named_in_the_legend_not_over_the_data():
+    """Regression: the measured bests were listed in the size panel's bottom-right corner, where a CPU's slow
+    fp16 points lie (6 GFLOP/s beside "fp32 best measured 112 GFLOP/s"), far from their own dashed lines."""
+    from models.compute import MatmulPoint, measured_peak
+    from viz.compute import human_rate, matmul_figure
+    points = [MatmulPoint(d, n, n, n, 2 * n**3 / rate, 3) for d, rate in (("fp32", 1.1e11), ("fp16", 6e9))
+              for n in (64, 256, 1024)]
+    peaks = measured_peak(points)
+    fig = matmul_figure(points, peaks, None, None, "square", 1024, "cpu")
+    assert not [a for a in fig["layout"]["annotations"] if "best" in a.get("text", "")]
+    named = {t["name"]: t["line"] for t in fig["data"] if t.get("x") == [None]}
+    assert set(named) == {f"{d} best measured {human_rate(p)}" for d, p in peaks.items()}
+    assert all(line["dash"] == "dash" for line in named.values())

@@ -83,7 +83,7 @@ def matmul_figure(points: list, peaks: dict[str, float], peak_source: str | None
         layout[f"yaxis{suffix}"].update(type="log", title={"text": tr(lang, "compute_fig_flops", unit=unit)},
                                         exponentformat="power", dtick=1)
     layout["legend"] = {"orientation": "h", "y": -0.22}
-    data, shapes, notes = [], [], []
+    data, shapes = [], []
     for dtype in dict.fromkeys(p.dtype for p in points):
         mine = [p for p in points if p.dtype == dtype]
         hover = [tr(lang, "compute_fig_point_hover", dtype=dtype, m=p.m, n=p.n, k=p.k, flops=human_flops(p.flops),
@@ -103,13 +103,12 @@ def matmul_figure(points: list, peaks: dict[str, float], peak_source: str | None
             shapes.append({"type": "line", "xref": f"{ref['xaxis']} domain", "yref": ref["yaxis"], "x0": 0, "x1": 1,
                            "y0": peak / scale, "y1": peak / scale,
                            "line": {"color": DTYPE_COLORS.get(dtype, ROOF_COLOR), "dash": "dash", "width": 1.5}})
-        # Listed in the size panel's bottom-right corner (large sizes run fast: nothing is drawn there), each
-        # in its line's colour: beside their lines, two close peaks (fp32 148, fp16 153 GFLOP/s) wrote over
-        # each other's lines.
-        notes.append({"xref": "x domain", "x": 0.98, "xanchor": "right", "yref": "y domain",
-                      "y": 0.02 + 0.075 * (len(peaks) - 1 - i), "yanchor": "bottom", "text": label,
-                      "showarrow": False, "bgcolor": "rgba(255,255,255,0.8)",
-                      "font": {"size": 10, "color": DTYPE_COLORS.get(dtype, ROOF_COLOR)}})
+        # Named in the legend, a dashed entry in its line's colour: written in the panel, a label covered
+        # data somewhere (two close peaks wrote over each other's lines beside them; listed in the corner,
+        # fp32's and bf16's sat on the CPU's slow fp16 points, far from their own lines).
+        data.append({"type": "scatter", "mode": "lines", "x": [None], "y": [None], "name": label,
+                     "line": {"color": DTYPE_COLORS.get(dtype, ROOF_COLOR), "dash": "dash", "width": 1.5},
+                     "hoverinfo": "skip", **axis_ref(0)})
     if bandwidth and points and peaks:
         xs = sorted({p.intensity for p in points})
         low, high = xs[0] / 2, xs[-1] * 2
@@ -120,7 +119,6 @@ def matmul_figure(points: list, peaks: dict[str, float], peak_source: str | None
                      "name": tr(lang, "compute_fig_roof", bandwidth=f"{bandwidth / 1e12:g}"),
                      "line": {"color": ROOF_COLOR, "dash": "dot", "width": 2}, "hoverinfo": "skip", **axis_ref(1)})
     layout["shapes"] = shapes
-    layout["annotations"] = layout["annotations"] + notes
     return plain_figure(data, layout)
 
 
