@@ -28,6 +28,7 @@ import math
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Literal
 
+from locales import Term
 from models.checks import InputError, choice, divides, flag, number, shown, whole
 from models.limits import (CALC_BATCH, CALC_CONTEXT, CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_MAX_EXPERTS,
                            CALC_MAX_HEADS, CALC_MAX_LAYERS, CALC_MAX_PARAMS, CALC_TRAIN_TOKENS)
@@ -116,7 +117,7 @@ class ModelSpec:
             if self.attn_bias or self.qkv_bias or self.qk_norm:            # DeepSeek's MLA has none of them
                 raise InputError("calc_err_mla_extras")
         if count_params(self)["total"] > CALC_MAX_PARAMS:
-            raise InputError("calc_err_too_big", name=self.name, limit=CALC_MAX_PARAMS)
+            raise InputError("calc_err_too_big", name=said_name(self.name), limit=CALC_MAX_PARAMS)
 
     # derived sizes ----------------------------------------------------------------------------
     @property
@@ -584,8 +585,18 @@ def fields_of(spec: ModelSpec) -> dict:
     return {name: values[name] for name in spec_fields()}
 
 
-def spec_from_fields(values: dict, name: str = "custom") -> ModelSpec:
-    """A :class:`ModelSpec` from the UI's fields (the inverse of :func:`fields_of`), each checked."""
+def said_name(name: str) -> str:
+    """A model's name as a message says it: a preset's own, "this custom model" (translated) otherwise."""
+    return Term("calc_custom_name") if name == "custom" else name
+
+
+def spec_from_fields(values: dict, name: str | None = None) -> ModelSpec:
+    """A :class:`ModelSpec` from the UI's fields (the inverse of :func:`fields_of`), each checked; named
+    ``name``, or after the preset whose fields these are ("custom" if none: a message names the model).
+
+    >>> spec_from_fields(fields_of(PRESETS["GPT-2 (124M)"])).name
+    'GPT-2 (124M)'
+    """
     kwargs = {}
     for field in spec_fields():
         value = values[field]
@@ -595,6 +606,8 @@ def spec_from_fields(values: dict, name: str = "custom") -> ModelSpec:
             kwargs[field] = flag(field, value)
         else:
             kwargs[field] = whole(field, value, *FIELD_RANGES[field])
+    if name is None:
+        name = next((preset for preset, spec in PRESETS.items() if fields_of(spec) == kwargs), "custom")
     kwargs["head_dim"] = kwargs["head_dim"] or None
     kwargs["n_kv_heads"] = kwargs["n_kv_heads"] or None
     return ModelSpec(name=name, **kwargs)
@@ -686,7 +699,8 @@ def analyze(spec: ModelSpec, run: RunSettings) -> Analysis:
     (12879925248, 11274289152)
     """
     if fit_context(spec.learned_positions, run.seq_len) < run.seq_len:
-        raise InputError("calc_err_past_positions", name=spec.name, t=run.seq_len, p=spec.learned_positions)
+        raise InputError("calc_err_past_positions", name=said_name(spec.name), t=run.seq_len,
+                         p=spec.learned_positions)
     params = count_params(spec)
     moe_layers = spec.n_layers - spec.first_dense_layers if spec.is_moe else 0
     active_parts = dict(params["parts"], experts=moe_layers * spec.top_k * _ffn_params(spec, spec.expert_ffn))

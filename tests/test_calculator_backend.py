@@ -544,3 +544,18 @@ def test_a_rule_that_lands_close_by_cancelling_errors_says_so():
     assert not rule_check(PRESETS["GPT-2 (124M)"]).cancels and not rule_check(PRESETS["Llama-3-8B"]).cancels
     assert "only because the errors cancel" in summary_markdown(analyze(llama405, RunSettings()))
     assert "It fails here" in summary_markdown(analyze(PRESETS["Llama-3-8B"], RunSettings()))
+
+
+def test_a_refusal_names_the_preset_or_says_custom_in_the_page_language():
+    """Regression: GPT-2's preset with a context of 8,192 was refused as "custom 只学习了 1,024 个位置": the
+    endpoint gets the fields, not the preset, and "custom" was not translated."""
+    from models.calculator import fields_of, spec_from_fields
+    from models.checks import InputError
+    gpt2 = fields_of(PRESETS["GPT-2 (124M)"])
+    with pytest.raises(InputError) as refused:
+        analyze(spec_from_fields(gpt2), RunSettings(seq_len=8192))
+    assert refused.value.render("zh-CN").startswith("上下文长度 = 8,192：GPT-2 (124M) 只学习了 1,024 个位置")
+    with pytest.raises(InputError) as refused:
+        analyze(spec_from_fields({**gpt2, "n_layers": 13}), RunSettings(seq_len=8192))
+    assert "这个自定义模型 只学习了" in refused.value.render("zh-CN")
+    assert "this custom model learns 1,024 positions" in refused.value.render("en")
