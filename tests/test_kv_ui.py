@@ -73,6 +73,10 @@ def test_switch_variant_generate_and_stop(page, server_url, shot):
     generated = page.locator("#kv_text span").nth(1).text_content()
     assert len(generated) == 60
     expect(page.locator("#kv_growth_plot .js-plotly-plot")).to_contain_text("without / with the cache")
+    # Regression: the speed-up note sat in the time panel's top left, over the prefill's diamond.
+    notes = page.locator("#kv_growth_plot .js-plotly-plot").evaluate(
+        "g => g.layout.annotations.filter(a => /without \\/ with/.test(a.text)).map(a => a.y)")
+    assert notes == [1.0]                                             # in the panel's title, above the plot
     # Regression: the time panel's "0" (ms) and its first context tick met at the corner.
     assert text_overlaps(page.locator("#kv_growth_plot .js-plotly-plot"),
                          [(".xtick text", ".ytick text"), (".x2tick text", ".y2tick text")]) == []
