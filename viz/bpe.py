@@ -144,16 +144,19 @@ def competitors_figure(k: int, pairs: list[tuple[str, int]], tied: int, lang: st
              "marker": {"color": colors[kind]}, "texttemplate": "%{x:,}", "textposition": "outside",
              "cliponaxis": False, "textfont": {"size": 11}, "hovertemplate": "%{y}: %{x:,}<extra></extra>"}
             for kind in ("chosen", "tied", "lost") if kind in kinds]
-    title = tr(lang, "bpe_fig_competitors", k=k)
+    # The colours' key is the title's second line: a legend beside the title covered its end in Chinese, and
+    # below the axis the narrow figure (a 150-px plot beside the pair labels) stacked it three lines high.
+    key = " ".join(f"<span style='color:{colors[kind]}'>■</span> {tr(lang, 'bpe_fig_' + kind)}"
+                   for kind in ("chosen", "tied", "lost") if kind in kinds)
+    title = tr(lang, "bpe_fig_competitors", k=k) + f"<br><span style='font-size:11px'>{key}</span>"
     # A left margin that holds the pair labels: short of it, Plotly's automargin pushes it and draws the
     # figure twice, on every step of Play.
-    margin = {"l": label_margin(labels, mono=True)}
-    layout = base_layout(height=max(260, 70 + 26 * len(pairs)), title=title, margin=margin) | {
+    margin = {"l": label_margin(labels, mono=True), "t": 104}
+    layout = base_layout(height=max(274, 84 + 26 * len(pairs)), title=title, margin=margin) | {
         "yaxis": {"categoryorder": "array", "categoryarray": labels[::-1], "automargin": True,
                   "tickfont": {"family": "ui-monospace, 'WenQuanYi Micro Hei', monospace"}},
         "xaxis": {"title": {"text": tr(lang, "bpe_fig_count")}, "range": [0, best * 1.18]},
-        "legend": {"orientation": "h", "x": 1, "xanchor": "right", "y": 1.02, "yanchor": "bottom"},
-        "barmode": "overlay", "bargap": 0.25}
+        "showlegend": False, "barmode": "overlay", "bargap": 0.25}
     return plain_figure(data, layout)
 
 
