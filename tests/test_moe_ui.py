@@ -87,6 +87,10 @@ def test_ffn_routing_and_training(page, server_url, shot):
     # The run's end is said, so that a Stop pressed after it leaves the line (components.common.stopped:
     # it said "Stopped · step 20 / 20").
     expect(page.locator("#moe_train_status")).to_contain_text(re.compile(r"^\s*✓ Done · "), timeout=30_000)
+    # Regression: Plotly labelled every other character of the 61, the rest could be read by hover only.
+    from models.moe_train import corpus
+    ticks = page.locator("#moe_train_chars .js-plotly-plot").evaluate("g => g.querySelectorAll('.xtick text').length")
+    assert ticks == len(corpus()[1])
     shot(page, "moe-train-en")
 
 
