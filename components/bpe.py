@@ -485,7 +485,10 @@ def build() -> dict:
     ui.text.change(**event(set_custom, ui, ("corpus",)), trigger_mode="always_last", **private)
     # No progress on the outputs: a refused file would leave a red "Error" over the corpus and its text,
     # covering the radios, until the page was reloaded (the toast says what was wrong).
-    ui.upload.upload(**event(read_upload, ui, ("text", "corpus", "uploads")), **private)
+    read = ui.upload.upload(**event(read_upload, ui, ("text", "corpus", "uploads")), **private)
+    # A refused file leaves the box: listed there, it was taken for the corpus, and had to be removed (×)
+    # before another could be uploaded.
+    read.failure(lambda: None, None, ui.upload, queue=False, **private)
 
     gr.on([ui.step.input], trigger_mode="always_last",                        # follows a drag and a typed number
           **event(fit_step, ui, ("step",)), **private).then(api_name="bpe_step", **event(show_step, ui, VIEW), **quiet)

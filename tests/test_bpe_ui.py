@@ -139,6 +139,8 @@ def test_chinese_ui_and_a_file_that_is_not_utf8(browser, server_url, shot, tmp_p
     page.locator("#bpe_upload input[type=file]").set_input_files(str(latin))
     expect(page.locator(".toast-body").first).to_contain_text("文件不是 UTF-8 文本：偏移 3 处的字节 0xe9",
                                                               timeout=15_000)       # in Chinese
+    # Regression: the refused file stayed listed in the box, as if it were the corpus.
+    expect(page.locator("#bpe_upload")).not_to_contain_text("latin1", timeout=10_000)   # "latin1 .txt 17.0 B"
     expect(page.locator("#bpe_granularity_table")).to_contain_text("按空格切分的词")
     # Only the toast (shown above, with the error state set): no "错误" block over the corpus radios and
     # the text they fill (it stayed until a reload and took the radios' clicks).
