@@ -486,8 +486,8 @@ def build() -> dict:
     # No progress on the outputs: a refused file would leave a red "Error" over the corpus and its text,
     # covering the radios, until the page was reloaded (the toast says what was wrong).
     read = ui.upload.upload(**event(read_upload, ui, ("text", "corpus", "uploads")), **private)
-    # A refused file leaves the box: listed there, it was taken for the corpus, and had to be removed (×)
-    # before another could be uploaded.
+    # A refused file leaves the box: listed there, it would read as the corpus, and it would have to be
+    # removed (×) before another upload.
     read.failure(lambda: None, None, ui.upload, queue=False, **private)
 
     gr.on([ui.step.input], trigger_mode="always_last",                        # follows a drag and a typed number

@@ -95,8 +95,8 @@ def long_run(triggers: list, stop: gr.Button, status: gr.components.Component, *
     then marks this run stopped, where it kept the last run's "✓ Done". A run refused before it starts
     puts the line back; one that has said anything keeps what it said (a cancelled run may end as failed).
     While a run is going (its line neither empty nor marked ended), a trigger leaves its line alone: the
-    run's next update would overwrite the "…" (a drag of the BPE merges slider made it flicker), and the
-    next run, queued behind it, says "…" no sooner than its own first update would."""
+    run's next update would overwrite a "…", which would flicker through a drag of the BPE merges slider;
+    the next run, queued behind it, speaks at its own first update."""
     if not status.elem_id:
         raise ValueError("a long run's status needs an elem_id: the page keeps its last line under it")
     kept = f"(window.__runLines ??= {{}})[{json.dumps(status.elem_id)}]"

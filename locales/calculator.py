@@ -36,7 +36,8 @@ STRINGS = {
         "calc_intro": "Parameters, FLOPs and memory of real models, exactly. Pick a preset (values from each "
                       "model's published config.json), edit any field, or paste a config.json. Open any number "
                       "to see its formula with the values plugged in.",
-        "calc_preset": "Preset", "calc_custom": "custom (edited)", "term_calc_custom_name": "this custom model",
+        "calc_preset": "Preset", "calc_custom": "custom (edited)",
+        "term_calc_custom_name": "this custom model", "term_calc_pasted_name": "the pasted config",
         "calc_tiny_mha": "Tiny GPT · MHA (KV tab)", "calc_tiny_gqa": "Tiny GPT · GQA-2 (KV tab)",
         "calc_tiny_mqa": "Tiny GPT · MQA (KV tab)", "calc_tiny_mla": "Tiny GPT · MLA r=32 (KV tab)", "calc_paste": "Paste a config.json",
         "calc_json": "config.json", "calc_load": "Load config", "calc_core": "Architecture",
@@ -185,7 +186,8 @@ STRINGS = {
         "tab_calculator": "计算器",
         "calc_intro": "精确计算真实模型的参数量、FLOPs 和显存。选择一个预设（数值来自各模型公开的 config.json），"
                       "修改任意字段，或粘贴一个 config.json。展开任意数字，即可看到代入了具体数值的公式。",
-        "calc_preset": "预设", "calc_custom": "自定义（已修改）", "term_calc_custom_name": "这个自定义模型",
+        "calc_preset": "预设", "calc_custom": "自定义（已修改）",
+        "term_calc_custom_name": "这个自定义模型", "term_calc_pasted_name": "粘贴的配置",
         "calc_tiny_mha": "微型 GPT · MHA（KV 缓存页）", "calc_tiny_gqa": "微型 GPT · GQA-2（KV 缓存页）",
         "calc_tiny_mqa": "微型 GPT · MQA（KV 缓存页）", "calc_tiny_mla": "微型 GPT · MLA r=32（KV 缓存页）", "calc_paste": "粘贴 config.json",
         "calc_json": "config.json", "calc_load": "载入配置", "calc_core": "架构",

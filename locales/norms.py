@@ -12,7 +12,7 @@ Sandwich-LN (CogView) adds a Norm on $F$'s output, $x+\mathrm{Norm}(F(\mathrm{No
 
 $$\Big\|\frac{\partial \mathcal L}{\partial W^{2,L}}\Big\|_F = O\big(d\sqrt{\ln d}\big)\ \text{(Post-LN)},\qquad O\Big(d\sqrt{\tfrac{\ln d}{L}}\Big)\ \text{(Pre-LN)}.$$
 
-In Pre-LN the residual stream grows ($\|x_l\|^2$ rises about linearly with $l$: look at the stream-RMS panel), and the final Norm divides the gradient by $\|x_L\|$; each layer's gradient scales as $1/\|x_l\|$, so it *falls slowly* from bottom to top, and the top layer's shrinks as the stack deepens (the sweep). Theorem 1 bounds it by $O(1/\sqrt L)$; the measured fall is slower, and its slope on log-log axes is in the sweep's legend (about $-0.17$ over 1–12 layers at the defaults, $-0.3$ over 1–24: $1/\sqrt L$ would be $-0.5$). NormFormer (Shleifer et al. 2021) reports the same: in Pre-LN the early layers get larger gradients than the late ones; Xiong et al.'s "the same for every layer" holds for the stream-normalised gradient. In Post-LN every layer's output is normalised, nothing shrinks with depth, and every Norm on the way down divides the gradient by the spread of $x+F(x)$: the largest gradients sit near the output and do not shrink as you add layers.
+In Pre-LN the residual stream grows ($\|x_l\|^2$ rises about linearly with $l$: look at the stream-RMS panel), and the final Norm divides the gradient by $\|x_L\|$; each layer's gradient scales as $1/\|x_l\|$, so it *falls slowly* from bottom to top, and the top layer's shrinks as the stack deepens (the sweep). Theorem 1 gives its rate as $O(1/\sqrt L)$; at these depths the measured fall is slower and steepens as the stack deepens: its slope on log-log axes is in the sweep's legend (about $-0.17$ over 1–12 layers at the defaults, $-0.3$ over 1–24; $1/\sqrt L$ is $-0.5$). NormFormer (Shleifer et al. 2021) reports the same: in Pre-LN the early layers get larger gradients than the late ones; Xiong et al.'s "the same for every layer" holds for the stream-normalised gradient. In Post-LN every layer's output is normalised, nothing shrinks with depth, and every Norm on the way down divides the gradient by the spread of $x+F(x)$: the largest gradients sit near the output and do not shrink as you add layers.
 
 **Why warm-up matters.** Adam moves every weight by about the learning rate per step, whatever its gradient. In Post-LN the output depends strongly on every layer's branch, so full-size steps at initialisation push the model into a bad region: here it stalls at the loss of guessing letter frequencies (≈ 3.0 nats on the shipped text). A warm-up keeps the first steps small until the gradients settle; Pre-LN's identity path keeps it trainable without one. Try 2·10⁻³ (Post-LN recovers) or a huge one (watch for a divergence: it is reported, never plotted).
 
@@ -31,7 +31,7 @@ Sandwich-LN（CogView）在 $F$ 的输出上再加一个 Norm：$x+\mathrm{Norm}
 
 $$\Big\|\frac{\partial \mathcal L}{\partial W^{2,L}}\Big\|_F = O\big(d\sqrt{\ln d}\big)\ \text{(Post-LN)},\qquad O\Big(d\sqrt{\tfrac{\ln d}{L}}\Big)\ \text{(Pre-LN)}.$$
 
-Pre-LN 的残差流逐层增大（$\|x_l\|^2$ 大约随 $l$ 线性增长，见残差流 RMS 子图），最后的 Norm 把梯度除以 $\|x_L\|$；每层的梯度按 $1/\|x_l\|$ 缩放，所以从底层到顶层*缓慢下降*，顶层的梯度随层数增加而变小（见深度扫描）。定理 1 给出的上界是 $O(1/\sqrt L)$；实测下降得更慢，双对数坐标下的斜率写在扫描图的图例里（默认设置下 1–12 层约 $-0.17$，1–24 层约 $-0.3$；$1/\sqrt L$ 对应 $-0.5$）。NormFormer（Shleifer 等，2021）也报告了同样的现象：Pre-LN 中靠前的层梯度比靠后的层大；Xiong 等所说的“各层相同”对按残差流归一化后的梯度成立。Post-LN 每层的输出都被归一化，没有任何量随深度缩小，而反向传播每经过一个 Norm，梯度都要除以 $x+F(x)$ 的标准差：最大的梯度集中在靠近输出的层，层数增加时也不会变小。
+Pre-LN 的残差流逐层增大（$\|x_l\|^2$ 大约随 $l$ 线性增长，见残差流 RMS 子图），最后的 Norm 把梯度除以 $\|x_L\|$；每层的梯度按 $1/\|x_l\|$ 缩放，所以从底层到顶层*缓慢下降*，顶层的梯度随层数增加而变小（见深度扫描）。定理 1 给出的速率是 $O(1/\sqrt L)$；在这些深度上实测下降得更慢，并随层数增加而变陡：双对数坐标下的斜率写在扫描图的图例里（默认设置下 1–12 层约 $-0.17$，1–24 层约 $-0.3$；$1/\sqrt L$ 对应 $-0.5$）。NormFormer（Shleifer 等，2021）也报告了同样的现象：Pre-LN 中靠前的层梯度比靠后的层大；Xiong 等所说的“各层相同”对按残差流归一化后的梯度成立。Post-LN 每层的输出都被归一化，没有任何量随深度缩小，而反向传播每经过一个 Norm，梯度都要除以 $x+F(x)$ 的标准差：最大的梯度集中在靠近输出的层，层数增加时也不会变小。
 
 **为什么需要预热。** Adam 每一步让每个权重移动大约一个学习率的距离，与梯度大小无关。Post-LN 的输出强烈依赖每一层的分支，一开始就按完整的学习率更新，会把模型推进糟糕的区域：这里它停在只会按字母频率猜测的损失水平（在内置文本上 ≈ 3.0 nats）。预热让最初几步足够小，直到梯度稳定下来；Pre-LN 有恒等通路，不预热也能训练。试试 2·10⁻³（Post-LN 会恢复）或一个极大的学习率（留意发散：发散会被报告出来，但不会画进图里）。
 
@@ -105,8 +105,8 @@ STRINGS = {
         'norm_fig_sweep_title': "Top layer's FFN-out gradient as depth grows",
         'norm_fig_depth': 'layers L',
         'norm_fig_top_grad': '‖∇W₂‖ of the top layer',
-        'norm_fig_ref_sqrt': '∝ 1/√L (Theorem 1: bound for Pre-LN)',
-        'norm_fig_ref_flat': 'constant (Theorem 1: bound for Post-LN)',
+        'norm_fig_ref_sqrt': '∝ 1/√L (Theorem 1\'s rate for Pre-LN, through L = 1)',
+        'norm_fig_ref_flat': 'constant (Theorem 1\'s rate for Post-LN)',
         'norm_fig_slope': '{name} · slope {slope:+.2f}',
         'norm_fig_loss': 'training loss (cross-entropy, nats)',
         'norm_fig_gnorm': 'global gradient norm',
@@ -235,8 +235,8 @@ STRINGS = {
         'norm_fig_sweep_title': '随深度增加，最顶层 FFN 输出权重的梯度',
         'norm_fig_depth': '层数 L',
         'norm_fig_top_grad': '最顶层的 ‖∇W₂‖',
-        'norm_fig_ref_sqrt': '∝ 1/√L（定理 1：Pre-LN 的上界）',
-        'norm_fig_ref_flat': '常数（定理 1：Post-LN 的上界）',
+        'norm_fig_ref_sqrt': '∝ 1/√L（定理 1 给出的 Pre-LN 速率，过 L = 1 处）',
+        'norm_fig_ref_flat': '常数（定理 1 给出的 Post-LN 速率）',
         'norm_fig_slope': '{name} · 斜率 {slope:+.2f}',
         'norm_fig_loss': '训练损失（交叉熵，nats）',
         'norm_fig_gnorm': '全局梯度范数',

@@ -585,9 +585,13 @@ def fields_of(spec: ModelSpec) -> dict:
     return {name: values[name] for name in spec_fields()}
 
 
+UNNAMED = {"custom": "calc_custom_name", "pasted config": "calc_pasted_name"}   # -> the term a message says
+
+
 def said_name(name: str) -> str:
-    """A model's name as a message says it: a preset's own, "this custom model" (translated) otherwise."""
-    return Term("calc_custom_name") if name == "custom" else name
+    """A model's name as a message says it: a preset's own; "this custom model" or "the pasted config",
+    translated, for a spec the learner edited or pasted."""
+    return Term(UNNAMED[name]) if name in UNNAMED else name
 
 
 def spec_from_fields(values: dict, name: str | None = None) -> ModelSpec:
@@ -606,11 +610,12 @@ def spec_from_fields(values: dict, name: str | None = None) -> ModelSpec:
             kwargs[field] = flag(field, value)
         else:
             kwargs[field] = whole(field, value, *FIELD_RANGES[field])
-    if name is None:
-        name = next((preset for preset, spec in PRESETS.items() if fields_of(spec) == kwargs), "custom")
     kwargs["head_dim"] = kwargs["head_dim"] or None
     kwargs["n_kv_heads"] = kwargs["n_kv_heads"] or None
-    return ModelSpec(name=name, **kwargs)
+    spec = ModelSpec(name=name or "custom", **kwargs)
+    if name is None:                                   # compared as the UI shows them: n_kv_heads 0 = n_heads
+        name = next((preset for preset, p in PRESETS.items() if fields_of(p) == fields_of(spec)), "custom")
+    return replace(spec, name=name)
 
 
 def with_changes(spec: ModelSpec, **changes) -> ModelSpec:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import torch
 
-from models.calculator import ModelSpec, count_params, kv_cache_bytes
+from models.calculator import ModelSpec, count_params, kv_cache_bytes, said_name
 from models.checks import InputError, choice
 from models.kv_cache import KVCache
 from models.limits import CALC_BUILD_MAX_MODULES, CALC_RUN_MAX_PARAMS
@@ -75,7 +75,8 @@ def build_model(spec: ModelSpec, seq_len: int = 128) -> Transformer:
     """``spec``'s :class:`~models.transformer.Transformer` on the meta device (shapes, no memory)."""
     linears = spec.n_layers * (8 + 3 * (spec.n_experts + 1))
     if linears > CALC_BUILD_MAX_MODULES:
-        raise InputError("calc_err_too_many_modules", name=spec.name, linears=linears, limit=CALC_BUILD_MAX_MODULES)
+        raise InputError("calc_err_too_many_modules", name=said_name(spec.name), linears=linears,
+                         limit=CALC_BUILD_MAX_MODULES)
     return Transformer(transformer_config(spec, seq_len), device="meta")
 
 

@@ -302,9 +302,10 @@ class DepthPoint:
 def depth_sweep(depths: list[int], variants: list[str], **kwargs):
     """Yield a :class:`DepthPoint` per (depth, variant), shallow first: the paper's Figure 3 idea.
 
-    Xiong et al.'s Theorem 1 bounds the top FFN's gradient: by a constant in Post-LN, by O(1/√L) in
-    Pre-LN. What a sweep measures falls more slowly than that bound in Pre-LN (:func:`depth_slope`:
-    −0.17 over 1-12 layers at the tab's defaults, −0.30 over 1-24) and does not fall in Post-LN.
+    Xiong et al.'s Theorem 1 gives the top FFN's gradient a rate: constant in Post-LN, O(1/√L) in
+    Pre-LN. What a sweep measures falls more slowly than 1/√L in Pre-LN at these depths, steepening as
+    the stack deepens (:func:`depth_slope`: −0.17 over 1-12 layers at the tab's defaults, −0.30 over
+    1-24), and does not fall in Post-LN.
     ``kwargs`` go to :func:`layer_gradient_norms`.
 
     >>> [(p.variant, p.n_layers) for p in depth_sweep([1, 2], ["pre"], d_model=16, n_heads=2, seq_len=8, batch=1)]

@@ -192,9 +192,9 @@ def error_curves(low: int = -40, high: int = 133) -> dict[str, tuple[list[float]
     In a binade a format's numbers are evenly spaced, so the worst error is at the first midpoint,
     2^e + spacing/2 = 2^e·(1 + 2^-k) for the binade's k (it rounds to 2^e, ties to even): every
     2^e·(1 + 2^-k), k = 1 … 52, is cast for real and the largest error kept (a k past the spacing's
-    rounds to 2^e with less). In the normal range that is the unit roundoff, 2^-(m+1)/(1 + 2^-(m+1)) for m
-    mantissa bits, the same in every binade; below it, subnormals lose digits; a binade the format
-    stores nothing of (overflow, flush to zero) has no point.
+    rounds to 2^e with less). In the normal range that is u/(1 + u), u = 2^-(m+1) the unit roundoff for m
+    mantissa bits (half a step over the midpoint's size), the same in every binade; below it, subnormals
+    lose digits; a binade the format stores nothing of (overflow, flush to zero) has no point.
 
     >>> curves = error_curves(-2, 3)                  # 0.25 … 8: the last binade ends where the window does
     >>> xs, errs = curves["bf16"]

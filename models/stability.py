@@ -35,7 +35,7 @@ import torch
 import torch._dynamo  # noqa: F401  (AdamW's constructor imports it, ~1 s: once per server, not per worker)
 import torch.nn.functional as F
 
-from models.checks import InputError, number, whole
+from models.checks import InputError, whole
 from models.device import Timing, on_gpu, resolve_device, timed
 from models.limits import (STAB_LOGIT_SCALE, STAB_LR, STAB_LRS, STAB_MAX_D_MODEL, STAB_MAX_HEADS, STAB_MAX_LAYERS,
                            STAB_MAX_STEPS, STAB_MAX_WORK, STAB_Z_LOSS)

@@ -559,3 +559,9 @@ def test_a_refusal_names_the_preset_or_says_custom_in_the_page_language():
         analyze(spec_from_fields({**gpt2, "n_layers": 13}), RunSettings(seq_len=8192))
     assert "这个自定义模型 只学习了" in refused.value.render("zh-CN")
     assert "this custom model learns 1,024 positions" in refused.value.render("en")
+    llama2 = fields_of(PRESETS["Llama-2-7B"])                          # MHA: n_kv_heads 0 reads as n_heads
+    assert spec_from_fields({**llama2, "n_kv_heads": 0}).name == "Llama-2-7B"
+    from models.calculator_verify import build_model
+    with pytest.raises(InputError) as refused:                           # /calculate_verify's refusal too
+        build_model(spec_from_fields({**llama2, "n_layers": 1000, "n_experts": 64, "top_k": 2}))
+    assert refused.value.render("zh-CN").startswith("这个自定义模型 的模块太多")

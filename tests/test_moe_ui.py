@@ -139,11 +139,13 @@ def test_stop_before_the_first_update_marks_this_run_and_a_refused_run_keeps_the
         release.wait(60)
         raise RuntimeError("released after Stop: never shown")
     monkeypatch.setattr(moe, "low_priority", held)
-    page.locator("#moe_train_button").click()
-    expect(status).to_have_text("…", timeout=10_000)                 # set in the page, before the run starts
-    page.locator("#moe_stop").click()
-    expect(status).to_have_text(re.compile(r"^\s*■ Stopped\s*$"), timeout=30_000)
-    release.set()
+    try:
+        page.locator("#moe_train_button").click()
+        expect(status).to_have_text("…", timeout=10_000)             # set in the page, before the run starts
+        page.locator("#moe_stop").click()
+        expect(status).to_have_text(re.compile(r"^\s*■ Stopped\s*$"), timeout=30_000)
+    finally:
+        release.set()
 
     set_number(page, "moe_train_experts", 2)
     set_number(page, "moe_train_top_k", 3)                           # refused: top-k 3 of 2 experts
@@ -166,16 +168,18 @@ def test_a_trigger_while_a_run_goes_leaves_its_line(page, server_url, monkeypatc
         yield next(iter(fn(*args, **kwargs)))
         release.wait(60)
     monkeypatch.setattr(moe, "low_priority", first_then_hold)
-    page.goto(f"{server_url}?tab=moe")
-    page.locator("[data-tab-id=moe_train]").click()
-    status = page.locator("#moe_train_status")
-    expect(page.locator("#moe_train_load .annotation-text")).to_contain_text("Press “Train”", timeout=60_000)
-    page.locator("#moe_train_button").click()
-    expect(status).to_contain_text(re.compile(r"step \*?\*?\d+ / 150"), timeout=60_000)
-    line = status.inner_text()
-    page.locator("#moe_train_button").click()
-    page.wait_for_timeout(1_000)                                     # the page's listener runs at once
-    assert status.inner_text() == line
-    page.locator("#moe_stop").click()
-    expect(status).to_contain_text(re.compile(r"^\s*■ Stopped · step"), timeout=30_000)
-    release.set()
+    try:
+        page.goto(f"{server_url}?tab=moe")
+        page.locator("[data-tab-id=moe_train]").click()
+        status = page.locator("#moe_train_status")
+        expect(page.locator("#moe_train_load .annotation-text")).to_contain_text("Press “Train”", timeout=60_000)
+        page.locator("#moe_train_button").click()
+        expect(status).to_contain_text(re.compile(r"step \*?\*?\d+ / 150"), timeout=60_000)
+        line = status.inner_text()
+        page.locator("#moe_train_button").click()
+        page.wait_for_timeout(1_000)                                     # the page's listener runs at once
+        assert status.inner_text() == line
+        page.locator("#moe_stop").click()
+        expect(status).to_contain_text(re.compile(r"^\s*■ Stopped · step"), timeout=30_000)
+    finally:
+        release.set()                                                # the held worker ends

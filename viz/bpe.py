@@ -144,8 +144,8 @@ def competitors_figure(k: int, pairs: list[tuple[str, int]], tied: int, lang: st
              "marker": {"color": colors[kind]}, "texttemplate": "%{x:,}", "textposition": "outside",
              "cliponaxis": False, "textfont": {"size": 11}, "hovertemplate": "%{y}: %{x:,}<extra></extra>"}
             for kind in ("chosen", "tied", "lost") if kind in kinds]
-    # The colours' key is the title's second line: a legend beside the title covered its end in Chinese, and
-    # below the axis the narrow figure (a 150-px plot beside the pair labels) stacked it three lines high.
+    # The colours' key is the title's second line: beside the title a legend covers a long (Chinese) title's
+    # end, and below the axis a ~150-px plot (beside the pair labels) stacks it three lines high.
     key = " ".join(f"<span style='color:{colors[kind]}'>■</span> {tr(lang, 'bpe_fig_' + kind)}"
                    for kind in ("chosen", "tied", "lost") if kind in kinds)
     title = tr(lang, "bpe_fig_competitors", k=k) + f"<br><span style='font-size:11px'>{key}</span>"

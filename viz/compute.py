@@ -95,7 +95,7 @@ def matmul_figure(points: list, peaks: dict[str, float], peak_source: str | None
                          "y": [p.flops_per_s / scale for p in mine], "name": dtype, "legendgroup": dtype,
                          "showlegend": panel == 0, "line": {"color": color, "width": 2}, "customdata": hover,
                          "hovertemplate": "%{customdata}<extra></extra>", **axis_ref(panel)})
-    for i, (dtype, peak) in enumerate(peaks.items()):
+    for dtype, peak in peaks.items():
         label = (tr(lang, "compute_fig_peak", dtype=dtype, value=human_rate(peak), source=peak_source)
                  if peak_source else tr(lang, "compute_fig_measured_peak", dtype=dtype, value=human_rate(peak)))
         for panel in (0, 1):
@@ -103,9 +103,8 @@ def matmul_figure(points: list, peaks: dict[str, float], peak_source: str | None
             shapes.append({"type": "line", "xref": f"{ref['xaxis']} domain", "yref": ref["yaxis"], "x0": 0, "x1": 1,
                            "y0": peak / scale, "y1": peak / scale,
                            "line": {"color": DTYPE_COLORS.get(dtype, ROOF_COLOR), "dash": "dash", "width": 1.5}})
-        # Named in the legend, a dashed entry in its line's colour: written in the panel, a label covered
-        # data somewhere (two close peaks wrote over each other's lines beside them; listed in the corner,
-        # fp32's and bf16's sat on the CPU's slow fp16 points, far from their own lines).
+        # Named in the legend, a dashed entry in its line's colour: any place in the panel covers data
+        # somewhere (two close peaks share one height; a CPU's slow fp16 points lie in the bottom corner).
         data.append({"type": "scatter", "mode": "lines", "x": [None], "y": [None], "name": label,
                      "line": {"color": DTYPE_COLORS.get(dtype, ROOF_COLOR), "dash": "dash", "width": 1.5},
                      "hoverinfo": "skip", **axis_ref(0)})

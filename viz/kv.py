@@ -156,8 +156,9 @@ def growth_figure(capacity: int, formula: str, bytes_per_token: float, others: d
     titles = [tr(lang, "kv_fig_bytes_title"), tr(lang, "kv_fig_time_title")]
     layout = subplot_row(titles, spacing=0.12) | base_layout(height=400)
     layout["annotations"] += notes
-    # The speed-up and the steps off the top go under the time panel's title: inside the panel they covered
-    # its top left, where the prefill's diamond is (the slowest step but the lone ones).
+    # The speed-up and the steps off the top go under the time panel's title, clear of the plot: its top
+    # left holds the prefill's diamond (the slowest step but the lone ones). The margin is set once there
+    # is timing, so that the plot does not move as the notes come in.
     below_title = []
     if times is not None and times.speedup is not None:
         speedup = tr(lang, "kv_fig_speedup", x=times.speedup, n=times.window)
@@ -166,10 +167,10 @@ def growth_figure(capacity: int, formula: str, bytes_per_token: float, others: d
         layout["yaxis2"]["range"] = [0, times.top_ms]
         above = tr(lang, "kv_fig_above", n=times.above, ms=times.above_max_ms)
         below_title.append(f"<span style='color:{OTHERS}'>{above}</span>")
-    if below_title:
+    if times is not None:
         title = layout["annotations"][1]
         title["text"] += "".join(f"<br><span style='font-size:11px'>{line}</span>" for line in below_title)
-        layout["margin"]["t"] = 60 + 15 * len(below_title)
+        layout["margin"]["t"] = 90
     if not ms_cached:
         layout["annotations"].append({"x": 0.78, "y": 0.5, "xref": "paper", "yref": "paper", "showarrow": False,
                                       "text": tr(lang, "kv_fig_press"), "font": {"color": OTHERS, "size": 13}})

@@ -382,7 +382,7 @@ def expert_chars_figure(vocab: list[str], shares: dict[str, list[list[float]]], 
     layout = subplot_row([_run_title(n, aux_coef, lang) for n in names], spacing=0.06)
     for i in range(len(names)):
         suffix = "" if i == 0 else str(i + 1)
-        # Every character labelled (Plotly labelled every other one of the 61, the rest by hover only).
+        # Every character labelled: Plotly's automatic ticks label every other one of the 61.
         layout[f"xaxis{suffix}"].update(type="category", tickangle=0, tickfont={"size": 8}, dtick=1,
                                         title={"text": tr(lang, "moe_fig_char")})
         layout[f"yaxis{suffix}"].update(autorange="reversed")
