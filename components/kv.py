@@ -35,11 +35,13 @@ BATCH = Span(1, KV_SCALE_MAX_BATCH)
 def _checked(prompt, attention, n_kv_heads, kv_latent_dim, max_new_tokens):
     """The tiny GPT's config for the controls and the number of new tokens, or ``InputError``. Both
     sliders are checked whatever the variant reads of them: a value out of range is refused, not ignored."""
-    from models.tiny_gpt import check_prompt, tiny_config
+    from models.tiny_gpt import check_prompt, tiny_config, vocabulary
     KV_HEADS.whole("n_kv_heads", n_kv_heads)
     LATENT.whole("kv_latent_dim", kv_latent_dim)
     config = tiny_config(attention, 1, n_kv_heads=n_kv_heads, kv_latent_dim=kv_latent_dim)
-    return config, check_prompt(prompt, max_new_tokens)
+    n_new = check_prompt(prompt, max_new_tokens)
+    vocabulary().encode(prompt)                        # a character it never saw: said when the box is left
+    return config, n_new
 
 
 def fit_new_tokens(prompt: str = DEFAULT_PROMPT, max_new_tokens: int = DEFAULT_NEW_TOKENS) -> dict:
@@ -179,7 +181,7 @@ def build() -> dict:
     with gr.Row():
         with gr.Column(scale=1, min_width=300):
             ui.prompt = gr.Textbox(DEFAULT_PROMPT, lines=3, max_length=KV_CONTEXT - 1, label=t("kv_prompt"),
-                                   elem_id="kv_prompt")
+                                   info=t("kv_prompt_info"), elem_id="kv_prompt")
             ui.attention = Radio([(t(f"kv_{v}"), v) for v in KV_VARIANTS], value="mha", label=t("kv_attention"),
                                  elem_id="kv_attention")
             ui.n_kv_heads = Slider.over(KV_HEADS, KV_N_HEADS, label=t("kv_n_kv"), info=t("kv_n_kv_info"),

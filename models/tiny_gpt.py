@@ -17,6 +17,7 @@ Not handled: other tokenisers (a character model keeps the cache picture one col
 """
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass
@@ -189,6 +190,19 @@ def load_checkpoint(path: Path, device: torch.device | str | None = None) -> Loa
     model.load_state_dict({k: v.to(DTYPE) for k, v in blob["state_dict"].items()})
     return Loaded(model.to(resolve_device(device)).eval(), CharVocab(blob["vocab"]), True,
                   blob["val_loss"], path.stem)
+
+
+@functools.cache
+def vocabulary() -> CharVocab:
+    """The characters the tiny GPT knows, shared by every checkpoint: a prompt is checked against it before
+    anything is planned or generated.
+
+    >>> vocabulary().encode("The")[:1] == vocabulary().encode("T")
+    True
+    """
+    blob = torch.load(CHECKPOINT_DIR / f"{checkpoint_name(tiny_config('mha', 1))}.pt", map_location="cpu",
+                      weights_only=True)
+    return CharVocab(blob["vocab"])
 
 
 def load_tiny_gpt(variant: str, *, n_kv_heads: int | None = None, kv_latent_dim: int | None = None,

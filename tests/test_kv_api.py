@@ -180,3 +180,11 @@ def test_stop_ends_the_generation_worker(client, monkeypatch, runner):
     assert "step 480 of 480" not in updates[-1][1]                   # it stopped early
     if slow:
         assert slow.items < 480
+
+
+def test_the_plan_refuses_a_character_the_model_never_saw(client):
+    """Regression: a Chinese prompt was drawn into the plan when the box was left and refused only at
+    Generate (the Attention tab refuses it at once): the plan checks the characters too now."""
+    with pytest.raises(AppError, match=re.escape("not among them (character, position): '你' (0), '好' (1)")):
+        client.predict(prompt="你好", api_name="/kv_plan")
+    assert client.predict(prompt="The kettle", api_name="/kv_plan")
