@@ -445,6 +445,17 @@ def test_each_memory_strip_is_labelled_once():
         assert all(any(v is not None for v in m["z"][r]) for m in labelled)
 
 
+def test_a_write_mark_leaves_the_cell_text_readable():
+    """Regression: in the bias preset the write's red × sat at cell 0's centre, over its read order "0,4,8".
+    The mark is at the cell's right edge now, a third of a cell from its centre."""
+    from models.tensor_presets import PRESETS
+    from models.tensors import replay
+    from viz.tensors import memory_figure
+
+    marks = [t for t in memory_figure(replay(*PRESETS["bias"]).steps)["data"] if t.get("mode") == "markers"]
+    assert marks and all(abs(x - round(x)) > 0.3 for t in marks for x in t["x"])
+
+
 def test_the_peak_lines_are_named_in_the_legend_not_over_the_data():
     """Regression: the measured bests were listed in the size panel's bottom-right corner, where a CPU's slow
     fp16 points lie (6 GFLOP/s beside "fp32 best measured 112 GFLOP/s"), far from their own dashed lines."""

@@ -11,6 +11,7 @@ from viz.common import PLOT_WIDTH, base_layout, plain_figure
 UNREAD = "#e5e7eb"                 # a storage cell this view does not read
 ERROR = "#dc2626"
 WRITE = "#dc2626"
+WRITE_OFFSET = 0.36                # the write mark sits this far right of a cell's centre, clear of its text
 # read order, first → last: one scale for a view of the original's storage, one for a new storage (a copy)
 SHARED_SCALE = [[0.0, "#c7d2fe"], [0.5, "#6366f1"], [1.0, "#1e1b4b"]]
 COPY_SCALE = [[0.0, "#fed7aa"], [0.5, "#f97316"], [1.0, "#7c2d12"]]
@@ -75,9 +76,10 @@ def memory_figure(steps: list, lang: str = "en") -> dict:
                      "colorbar": {"title": {"text": tr(lang, f"tensors_fig_bar_{kind}"), "side": "right"},
                                   "x": x_bar, "len": 0.9, "thickness": 10}})
     if written_x:
-        data.append({"type": "scatter", "mode": "markers", "x": written_x, "y": written_y,
-                     "name": tr(lang, "tensors_fig_written"), "showlegend": True,
-                     "marker": {"symbol": "x-thin", "size": 12, "line": {"width": 2, "color": WRITE}},
+        # In the cell's right edge: at its centre the × covered the read order written there ("0,4,8").
+        data.append({"type": "scatter", "mode": "markers", "x": [x + WRITE_OFFSET for x in written_x],
+                     "y": written_y, "name": tr(lang, "tensors_fig_written"), "showlegend": True,
+                     "marker": {"symbol": "x-thin", "size": 9, "line": {"width": 2, "color": WRITE}},
                      "hoverinfo": "skip"})
     layout = base_layout(height=140 + 36 * len(rows), title=tr(lang, "tensors_fig_memory_title")) | {
         "xaxis": {"title": {"text": tr(lang, "tensors_fig_position")}, "showgrid": False, "zeroline": False,
