@@ -249,3 +249,14 @@ def test_the_relative_view_takes_the_range_its_slider_offers():
     for T in (1, 257):
         with pytest.raises(ValueError, match=f"= {T}: must be a whole number from 2 to 256"):
             relative_view(RopeSpec(head_dim=8), T=T, max_distance=10)
+
+
+def test_the_same_token_panels_name_their_axes():
+    """Regression: the three "same token" heatmaps had no axis titles: which axis was the query's and which
+    the key's was left to the hover."""
+    from viz.positions_compare import same_token_figure
+    grid = [[0.0, 1.0], [1.0, 0.0]]
+    layout = same_token_figure({n: grid for n in ("sinusoidal", "rope", "alibi")},
+                               {n: 0.0 for n in ("sinusoidal", "rope", "alibi")}, "zh-CN")["layout"]
+    assert [layout[f"xaxis{s}"]["title"]["text"] for s in ("", "2", "3")] == ["键位置 n"] * 3
+    assert layout["yaxis"]["title"]["text"] == "查询位置 m"

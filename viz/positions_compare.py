@@ -166,8 +166,10 @@ def same_token_figure(same: dict[str, list[list[float]]], spread: dict[str, floa
                          square=True)
     for p in range(3):
         suffix = "" if p == 0 else str(p + 1)
-        layout[f"xaxis{suffix}"].update(constrain="domain", showgrid=False, zeroline=False)
-        layout[f"yaxis{suffix}"].update(autorange="reversed", showgrid=False, zeroline=False)
+        layout[f"xaxis{suffix}"].update(constrain="domain", showgrid=False, zeroline=False,
+                                        title={"text": tr(lang, "pos_fig_key_pos")})
+        layout[f"yaxis{suffix}"].update(autorange="reversed", showgrid=False, zeroline=False,
+                                        title={"text": tr(lang, "pos_fig_query_pos") if p == 0 else ""})
     for note in layout["annotations"]:
         note["font"] = {"size": 12}
     layout = layout | base_layout(height=400, title=tr(lang, "pos_fig_same_title"))
