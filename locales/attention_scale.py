@@ -5,8 +5,9 @@ STRINGS = {
     "en": {
         "attn_scale_intro": f"Dot products of random vectors grow like √d, so without the 1/√d a softmax over them "
                             f"saturates. Measured on random vectors for d = {ATTN_MIN_DIM} … {ATTN_MAX_DIM}, next to the "
-                            "closed forms. Then the trained model with its scale removed or multiplied: its heads "
-                            "go one-hot and its loss on held-out text rises.",
+                            "closed forms. Then the trained model with its logits multiplied: removing the scale "
+                            "(× √d) or any m > 1 sharpens its heads toward one-hot, m < 1 flattens them toward "
+                            "uniform, and either way its loss on held-out text rises.",
         "attn_scale_random_heading": "**Random vectors**",
         "attn_scale_keys": "Keys per softmax row n",
         "attn_scale_seed": "Seed (random q and k)",
@@ -56,7 +57,8 @@ Random vectors: {ATTN_ENTROPY_ROWS} softmax rows per $d$ (32 queries share each 
     "zh-CN": {
         "attn_scale_intro": f"随机向量的点积按 √d 增长，所以不除以 √d 的话，对它们做 softmax 会饱和。下面在 d = {ATTN_MIN_DIM} … "
                             f"{ATTN_MAX_DIM} 的随机向量上实测，并与解析式对比。然后把训练好的模型的缩放去掉或乘上一个倍数："
-                            "它的注意力头变得接近独热（one-hot），在留出文本上的损失上升。",
+                            "去掉缩放（× √d）或任何 m > 1 都让注意力头变尖、接近独热（one-hot），m < 1 则让它们变平、"
+                            "接近均匀；两种情况下，它在留出文本上的损失都会上升。",
         "attn_scale_random_heading": "**随机向量**",
         "attn_scale_keys": "每个 softmax 行的键数 n",
         "attn_scale_seed": "随机种子（随机的 q 和 k）",

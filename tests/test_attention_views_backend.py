@@ -438,3 +438,11 @@ def test_the_threshold_is_the_multiple_of_chance_the_explain_says():
     chance = [c for c in held_out_patterns("mha").chance if not math.isnan(c)]
     multiples = [ATTN_PATTERN_THRESHOLD / c for c in chance]
     assert low - 0.5 <= min(multiples) and max(multiples) <= high + 0.5, multiples        # 17.5 … 24.5
+
+
+def test_either_way_off_the_trained_scale_the_loss_rises():
+    """The intro said the heads "go one-hot" with the scale changed; a multiplier under 1 flattens them
+    instead. Both directions raise the held-out loss, which the intro now says."""
+    from models.attention_explore import scale_effect
+    effects = {m: scale_effect("mha", "The kettle began to sing", m, 4, 2) for m in (0.5, 2.0)}
+    assert all(e.loss_changed > e.loss_trained + 0.1 for e in effects.values())
