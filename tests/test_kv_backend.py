@@ -604,3 +604,14 @@ def test_the_explains_decode_cost_figures_follow_from_the_formulas():
         missing = [f for f in figures[:-1] if f not in STRINGS[lang]["kv_explain"]]
         assert not missing, (lang, missing)
     assert figures[-1] in STRINGS["en"]["kv_explain"], figures[-1]
+
+
+def test_the_chinese_scale_up_uses_full_width_punctuation():
+    """Regression: the lines were joined with ASCII ": ", "; " and ", " after Chinese text ("每个词元: …")."""
+    import re
+
+    from models.kv_cache import scale_up
+    from viz.kv import scale_markdown
+    text = scale_markdown(scale_up("Llama-3-8B", 8192, 1, "bf16"), "zh-CN")
+    assert not re.findall(r"[\u4e00-\u9fff）)][:;,] ", text), text
+    assert "每个词元：" in text and "）：" in text

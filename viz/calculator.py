@@ -157,8 +157,8 @@ def summary_markdown(a, lang: str = "en") -> str:
                          f"{parts} = **{p['total']:,}**\n\n" + "\n".join(f"- {x}" for x in lines)))
     r = a.rule
     why = [S(f"why_{k}", n=s.n_experts, width=H * s.hd, d=d) for k in r.reasons]
-    verdict = (S("verdict_cancels" if r.cancels else "verdict_fails", reasons="; ".join(why)) if why
-               else S("verdict_holds"))
+    reasons = tr(lang, "sep_list").join(why)
+    verdict = S("verdict_cancels" if r.cancels else "verdict_fails", reasons=reasons) if why else S("verdict_holds")
     rows.append(_details(T("h_rule"), f"{human(r.rule)} ({T('off_by', p=100 * r.off, n=human(r.non_embedding))})",
                          S("rule", L=L, d=d, rule=f"{r.rule:,}", n=f"{r.non_embedding:,}", off=100 * r.off,
                            off_total=100 * r.off_total, att=r.attention_d2, ffn=r.ffn_d2,

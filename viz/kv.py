@@ -298,15 +298,17 @@ def scale_markdown(s, lang: str = "en") -> str:
         per_token = f"2 · {spec.n_layers} · {spec.kv_heads} · {spec.hd} · {b}"
         baseline, note = tr(lang, "kv_fig_s_as_mha", heads=spec.n_heads), ""
     per_token_bytes = s.per_token_bytes
+    colon, semicolon, comma = tr(lang, "sep_colon"), tr(lang, "sep_list"), tr(lang, "sep_comma")
     return "\n".join([
         f"**{spec.name}** · {shape}",
         "",
         f"- **{tr(lang, 'kv_fig_s_cache')}** = `{symbolic}`{note}",
         f"  = `{plugged}` = **{s.cache_bytes:,} B = {human(s.cache_bytes, 'B')}**",
-        f"- {tr(lang, 'kv_fig_s_per_token')}: `{per_token}` = {per_token_bytes:,.0f} B = {human(per_token_bytes, 'B')}",
-        f"- {tr(lang, 'kv_fig_s_weights', params=s.params, b=s.bytes_per_elem)}: {human(s.weights_bytes, 'B')}; "
-        f"{tr(lang, 'kv_fig_s_cross')} **T = {s.crossover_tokens:,}** {tr(lang, 'kv_fig_s_tokens')}",
-        f"- {baseline}: {human(s.baseline_bytes, 'B')}, {tr(lang, 'kv_fig_s_times', x=s.baseline_ratio)}",
+        f"- {tr(lang, 'kv_fig_s_per_token')}{colon}`{per_token}` = {per_token_bytes:,.0f} B = "
+        f"{human(per_token_bytes, 'B')}",
+        f"- {tr(lang, 'kv_fig_s_weights', params=s.params, b=s.bytes_per_elem)}{colon}{human(s.weights_bytes, 'B')}"
+        f"{semicolon}{tr(lang, 'kv_fig_s_cross')} **T = {s.crossover_tokens:,}** {tr(lang, 'kv_fig_s_tokens')}",
+        f"- {baseline}{colon}{human(s.baseline_bytes, 'B')}{comma}{tr(lang, 'kv_fig_s_times', x=s.baseline_ratio)}",
     ])
 
 
