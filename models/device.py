@@ -98,7 +98,12 @@ class Timing:
     ms: float
 
     def __str__(self) -> str:
-        return f"{self.device} · {self.ms:.1f} ms"
+        """``cpu · 4.2 ms``; from 10 s, seconds (a training's total: ``cpu · 27.3 s``, not 27272.6 ms).
+
+        >>> str(Timing("cpu", 4.2)), str(Timing("cpu", 27272.6))
+        ('cpu · 4.2 ms', 'cpu · 27.3 s')
+        """
+        return f"{self.device} · {self.ms / 1000:.1f} s" if self.ms >= 10_000 else f"{self.device} · {self.ms:.1f} ms"
 
 
 class _Stopwatch:

@@ -25,7 +25,8 @@ def _name(variant: str, lang: str) -> str:
 
 def _run_name(run: dict, lang: str) -> str:
     """A training run's legend entry: "Post-LN, with warm-up"."""
-    return f"{_name(run['variant'], lang)}, {tr(lang, 'norm_fig_warmup' if run['warmup'] else 'norm_fig_no_warmup')}"
+    return _name(run["variant"], lang) + tr(lang, "sep_comma") + tr(lang, "norm_fig_warmup" if run["warmup"]
+                                                                    else "norm_fig_no_warmup")
 
 
 def _what(code: str, lang: str, blow_up: float) -> str:
