@@ -323,3 +323,10 @@ def test_sweep_depths_keep_their_labels_apart_on_the_log_axis():
         depths = sweep_depths(top)
         assert depths[-1] == top and depths == sorted(set(depths))
         assert all(b / a >= 1.25 for a, b in zip(depths, depths[1:])), depths
+
+
+def test_a_training_run_is_named_with_the_page_language_punctuation():
+    """Regression: the Chinese legend read "Post-LN, 有预热", an ASCII comma inside Chinese text."""
+    from viz.norms import _run_name
+    assert _run_name({"variant": "post", "warmup": True}, "zh-CN") == "Post-LN，有预热"
+    assert _run_name({"variant": "pre", "warmup": False}, "en").startswith("Pre-LN, ")
