@@ -57,7 +57,7 @@ Random vectors: {ATTN_ENTROPY_ROWS} softmax rows per $d$ (32 queries share each 
     "zh-CN": {
         "attn_scale_intro": f"随机向量的点积按 √d 增长，所以不除以 √d 的话，对它们做 softmax 会饱和。下面在 d = {ATTN_MIN_DIM} … "
                             f"{ATTN_MAX_DIM} 的随机向量上实测，并与解析式对比。然后把训练好的模型的缩放去掉或乘上一个倍数："
-                            "去掉缩放（× √d）或任何 m > 1 都让注意力头变尖、接近独热（one-hot），m < 1 则让它们变平、"
+                            "去掉缩放（× √d）或任何 m > 1 都让注意力头变得尖锐、接近独热（one-hot），m < 1 则让它们变平、"
                             "接近均匀；两种情况下，它在留出文本上的损失都会上升。",
         "attn_scale_random_heading": "**随机向量**",
         "attn_scale_keys": "每个 softmax 行的键数 n",

@@ -10,6 +10,7 @@ STRINGS = {
         "error_title": "Error",
         "run_stopped": "Stopped", "run_done": "Done",
         "sep_colon": ": ", "sep_list": "; ", "sep_comma": ", ",   # punctuation a line composes: full width in Chinese
+        "sep_paren": " ({text})",
         "warning_title": "Warning",
         "error_internal": "Something went wrong on the server; the app is still running. Try other settings.",
         "error_surrogate": "the text has an invalid character at position {position} (a lone UTF-16 surrogate, "
@@ -43,6 +44,7 @@ STRINGS = {
         "error_title": "出错了",
         "run_stopped": "已停止", "run_done": "已完成",
         "sep_colon": "：", "sep_list": "；", "sep_comma": "，",
+        "sep_paren": "（{text}）",
         "warning_title": "注意",
         "error_internal": "服务器出错了，但应用仍在运行。请换一组设置再试。",
         "error_surrogate": "文本第 {position} 个位置有一个无效字符（孤立的 UTF-16 代理项，不是 Unicode 字符）：请删除它",

@@ -13,7 +13,8 @@ STRINGS = {
                     "reads the whole cache, so its time grows with the context (decoding is memory-bound); at "
                     "this toy scale the growth is small, at a real model's scale it is the cost (Explain).",
         "kv_prompt": "Prompt",
-        "kv_prompt_info": "the characters of its English training text only (letters, digits, punctuation)",
+        "kv_prompt_info": "the model's 61 characters only: letters (no capital X) and é, space, new line and "
+                          ". , ; : ? ' \" - (no digits)",
         "kv_attention": "Attention",
         "kv_mha": "MHA: every head its own K, V",
         "kv_gqa": "GQA: heads share K, V in groups",
@@ -145,7 +146,8 @@ What to notice: switch MHA → GQA → MQA → MLA and the cache picture shrinks
                     "带缓存的解码步骤仍要读取整个缓存，所以耗时随上下文增长（解码受内存带宽限制）；"
                     "在这个玩具规模下增长很小，到了真实模型的规模，这正是主要开销（见“讲解”）。",
         "kv_prompt": "提示词",
-        "kv_prompt_info": "只能用它的英文训练文本里的字符（字母、数字和标点）",
+        "kv_prompt_info": "只能用模型认识的 61 个字符：字母（没有大写 X）和 é、空格、换行以及 "
+                          ". , ; : ? ' \" -（没有数字）",
         "kv_attention": "注意力",
         "kv_mha": "MHA：每个头有自己的 K、V",
         "kv_gqa": "GQA：头按组共享 K、V",

@@ -97,7 +97,7 @@ STRINGS = {
         "tensors_layout_explain": r"""
 **Storage, shape, stride, offset.** A tensor's numbers live in one flat block of memory, its *storage*. The tensor is a way to read it: element $[i_0, i_1, \dots]$ sits at position $\text{offset} + \sum_d i_d \cdot \text{stride}_d$. A fresh `[2, 3, 4]` tensor has strides `(12, 4, 1)`: the last index moves one element, the first jumps a whole 3×4 block. Strides count elements (×4 bytes in float32).
 
-**Views share memory.** `view`, `transpose`, `permute`, slicing, `expand`, `unsqueeze` and `t` only compute a new shape, stride and offset: no number moves, and a write through the view shows up in the original (the red × in the strips). `transpose(1, 2)` swaps two strides; the elements are then no longer read in memory order, so `is_contiguous()` is False.
+**Views share memory.** `view`, `transpose`, `permute`, slicing, `expand`, `unsqueeze` and `t` only compute a new shape, stride and offset: no number moves, and a write through the view shows up in the original (the cells outlined in red in the strips). `transpose(1, 2)` swaps two strides; the elements are then no longer read in memory order, so `is_contiguous()` is False.
 
 **view vs reshape vs contiguous.** `view` never copies: it works only if the new shape can be read from the same memory with some strides. After a transpose it often cannot, and PyTorch refuses ("view size is not compatible with input tensor's size and stride"). `reshape` is `view` when possible and a copy otherwise; `contiguous()` copies into a new storage in row-major order (orange strips), after which `view` works again. This is the line `y.transpose(1, 2).contiguous().view(B, T, C)` at the end of every attention layer.
 
@@ -314,7 +314,7 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "tensors_layout_explain": r"""
 **存储、形状、步长、偏移。** 张量的数值存放在一整块连续内存里，即它的*存储*（storage）。张量只是读取它的一种方式：元素 $[i_0, i_1, \dots]$ 位于 $\text{offset} + \sum_d i_d \cdot \text{stride}_d$。新建的 `[2, 3, 4]` 张量步长为 `(12, 4, 1)`：最后一个索引每次移动一个元素，第一个索引跳过整块 3×4。步长以元素计（float32 下 ×4 字节）。
 
-**视图共享内存。** `view`、`transpose`、`permute`、切片、`expand`、`unsqueeze` 和 `t` 只计算新的形状、步长和偏移：没有任何数值被移动，通过视图写入会出现在原张量中（条带上的红色 ×）。`transpose(1, 2)` 交换两个步长；此后元素不再按内存顺序读取，`is_contiguous()` 为 False。
+**视图共享内存。** `view`、`transpose`、`permute`、切片、`expand`、`unsqueeze` 和 `t` 只计算新的形状、步长和偏移：没有任何数值被移动，通过视图写入会出现在原张量中（条带上红框标出的格子）。`transpose(1, 2)` 交换两个步长；此后元素不再按内存顺序读取，`is_contiguous()` 为 False。
 
 **view、reshape 与 contiguous。** `view` 从不复制：只有新形状能用某组步长从同一块内存读出时才可行。transpose 之后往往不行，PyTorch 会拒绝（"view size is not compatible with input tensor's size and stride"）。`reshape` 能用 `view` 时就是 `view`，否则复制；`contiguous()` 按行优先顺序复制到新的存储（橙色条带），之后 `view` 又能用了。这正是每个注意力层末尾那行 `y.transpose(1, 2).contiguous().view(B, T, C)`。
 

@@ -81,14 +81,14 @@ class StackConfig:
         whole("d_model", self.d_model, 2, NORM_MAX_D_MODEL)
         whole("n_heads", self.n_heads, 1, NORM_MAX_HEADS)
         whole("max_seq_len", self.max_seq_len, 1, NORM_MAX_SEQ_LEN)
+        if self.d_model % 2:                                              # first: a suggested head count
+            raise InputError("norms_err_odd", d_model=self.d_model)      # would still fail for an odd d
         if self.d_model % self.n_heads:
             fits = [h for h in range(1, NORM_MAX_HEADS + 1) if self.d_model % h == 0]
             below = [h for h in fits if h < self.n_heads][-1:]            # the nearest on either side
             above = [h for h in fits if h > self.n_heads][:1]
             raise InputError("norms_err_heads", d_model=self.d_model, n_heads=self.n_heads,
                              near=" / ".join(map(str, below + above)))
-        if self.d_model % 2:
-            raise InputError("norms_err_odd", d_model=self.d_model)
         choice("norms_variant", self.variant, VARIANTS)
         choice("norms_norm", self.norm, NORM_KINDS)
 

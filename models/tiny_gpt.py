@@ -197,8 +197,12 @@ def vocabulary() -> CharVocab:
     """The characters the tiny GPT knows, shared by every checkpoint: a prompt is checked against it before
     anything is planned or generated.
 
-    >>> vocabulary().encode("The")[:1] == vocabulary().encode("T")
-    True
+    >>> len(vocabulary()), vocabulary().encode("The")[:1] == vocabulary().encode("T")
+    (61, True)
+    >>> vocabulary().encode("Room 42")
+    Traceback (most recent call last):
+    ...
+    models.checks.InputError: the model knows 61 characters; these are not among them (character, position): '4' (5), '2' (6)
     """
     blob = torch.load(CHECKPOINT_DIR / f"{checkpoint_name(tiny_config('mha', 1))}.pt", map_location="cpu",
                       weights_only=True)

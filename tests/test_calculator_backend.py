@@ -565,3 +565,14 @@ def test_a_refusal_names_the_preset_or_says_custom_in_the_page_language():
     with pytest.raises(InputError) as refused:                           # /calculate_verify's refusal too
         build_model(spec_from_fields({**llama2, "n_layers": 1000, "n_experts": 64, "top_k": 2}))
     assert refused.value.render("zh-CN").startswith("这个自定义模型 的模块太多")
+
+
+def test_the_chinese_summary_uses_full_width_punctuation():
+    """Regression: headlines read "<b>参数量</b>: 46.70 B (…); 每个词元激活 …", ASCII after Chinese text."""
+    import re
+
+    from viz.calculator import summary_markdown
+    for preset in ("Mixtral-8x7B", "DeepSeek-V2"):
+        text = summary_markdown(analyze(PRESETS[preset], RunSettings()), "zh-CN")
+        assert "<b>参数量</b>：" in text and "）；每个词元激活" in text
+        assert not re.findall(r"</b>: |[\u4e00-\u9fff）][;,:] ", text), preset

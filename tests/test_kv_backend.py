@@ -610,8 +610,26 @@ def test_the_chinese_scale_up_uses_full_width_punctuation():
     """Regression: the lines were joined with ASCII ": ", "; " and ", " after Chinese text ("每个词元: …")."""
     import re
 
+    from components.kv import SCALE_PRESETS
     from models.kv_cache import scale_up
     from viz.kv import scale_markdown
-    text = scale_markdown(scale_up("Llama-3-8B", 8192, 1, "bf16"), "zh-CN")
-    assert not re.findall(r"[\u4e00-\u9fff）)][:;,] ", text), text
-    assert "每个词元：" in text and "）：" in text
+    for preset in SCALE_PRESETS:                                      # DeepSeek-V2's MLA lines too
+        text = scale_markdown(scale_up(preset, 8192, 1, "bf16"), "zh-CN")
+        assert not re.findall(r"[\u4e00-\u9fff）)`][:;,] ", text), (preset, text)
+        assert "每个词元：" in text and "）：" in text
+    from locales import tr
+    assert f"（{tr('zh-CN', 'kv_fig_s_no2')}）" in text                # the MLA note, last preset
+
+
+def test_the_prompt_hint_lists_the_models_characters():
+    """Regression: the hint said "letters, digits, punctuation"; the model knows no digit, no "!" and no
+    capital X, so "Room 42" was refused under a hint that allowed it."""
+    from locales import tr
+    from models.tiny_gpt import vocabulary
+    chars = set(vocabulary().chars)
+    for lang in ("en", "zh-CN"):
+        hint = tr(lang, "kv_prompt_info")
+        assert f"{len(chars)} " in hint
+        listed = {c for c in hint if c in ".,;:?'\"-é"}
+        assert listed == {c for c in chars if not c.isalnum() and not c.isspace()} | {"é"}
+    assert not any(c.isdigit() for c in chars) and "X" not in chars and "x" in chars and "\n" in chars

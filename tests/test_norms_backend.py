@@ -198,9 +198,11 @@ def test_gradients_are_reproducible_and_seeded():
 
 @pytest.mark.parametrize("kwargs,message", [
     (dict(d_model=96, n_heads=5), "d_model = 96 must be divisible by n_heads = 5 (try 4 / 6 heads)"),
-    # Regression: the two nearest by distance, ties to the smaller: 2 / 4 for 5 heads at d = 128.
+    # The nearest divisor below and above (the two nearest by distance once gave 2 / 4 for 5 heads at 128).
     (dict(d_model=128, n_heads=5), "d_model = 128 must be divisible by n_heads = 5 (try 4 / 8 heads)"),
     (dict(d_model=112, n_heads=15), "d_model = 112 must be divisible by n_heads = 15 (try 14 / 16 heads)"),
+    (dict(d_model=98, n_heads=15), "d_model = 98 must be divisible by n_heads = 15 (try 14 heads)"),
+    (dict(d_model=51, n_heads=4), "d_model = 51 must be even"),     # before any head count is suggested
     (dict(n_layers=0), "n_layers = 0: must be a whole number from 1 to 24"),
     (dict(n_layers=1000), "n_layers = 1000: must be a whole number from 1 to 24"),
     (dict(variant="middle"), "variant = 'middle': must be one of post, pre, sandwich, deepnorm"),

@@ -446,14 +446,19 @@ def test_each_memory_strip_is_labelled_once():
 
 
 def test_a_write_mark_leaves_the_cell_text_readable():
-    """Regression: in the bias preset the write's red × sat at cell 0's centre, over its read order "0,4,8".
-    The mark is at the cell's right edge now, a third of a cell from its centre."""
+    """Regression: a red × sat at each written cell's centre, over its read order ("0,4,8" in the bias
+    preset). Each written cell is outlined now, the outline spanning exactly that cell."""
     from models.tensor_presets import PRESETS
     from models.tensors import replay
     from viz.tensors import memory_figure
 
-    marks = [t for t in memory_figure(replay(*PRESETS["bias"]).steps)["data"] if t.get("mode") == "markers"]
-    assert marks and all(abs(x - round(x)) > 0.3 for t in marks for x in t["x"])
+    steps = replay(*PRESETS["bias"]).steps
+    fig = memory_figure(steps)
+    assert not [t for t in fig["data"] if t.get("mode") == "markers" and t["x"] != [None]]
+    written = sorted((x, r) for r, s in enumerate(steps) if s.ok and s.shares for x in s.written)
+    cells = sorted((round(o["x0"] + 0.5), round((o["y0"] + o["y1"]) / 2)) for o in fig["layout"]["shapes"])
+    assert written and cells == written
+    assert all(o["x1"] - o["x0"] == 1 for o in fig["layout"]["shapes"])
 
 
 def test_the_peak_lines_are_named_in_the_legend_not_over_the_data():

@@ -1,6 +1,7 @@
 """Figures and the worked-formula summary of the calculator tab."""
 from __future__ import annotations
 
+import functools
 import math
 
 from locales import tr
@@ -132,8 +133,8 @@ def layouts_markdown(lay, spec, lang: str = "en") -> str:
                       batch=lay.batch, bpe=lay.bytes_per_element, r1=r1, r2=r2, inv=1 / lay.n_layers))
 
 
-def _details(title: str, value: str, formula: str) -> str:
-    return f"<details><summary><b>{title}</b>: {value}</summary>\n\n{formula}\n\n</details>\n"
+def _details(title: str, value: str, formula: str, lang: str = "en") -> str:
+    return f"<details><summary><b>{title}</b>{tr(lang, 'sep_colon')}{value}</summary>\n\n{formula}\n\n</details>\n"
 
 
 def summary_markdown(a, lang: str = "en") -> str:
@@ -141,6 +142,7 @@ def summary_markdown(a, lang: str = "en") -> str:
     s, run, p = a.spec, a.run, a.params
     T = _t(lang)
     S = lambda key, **params: tr(lang, f"calc_s_{key}", **params)      # noqa: E731
+    details = functools.partial(_details, lang=lang)
     L, d, H = s.n_layers, s.d_model, s.n_heads
     rows = []
     parts = " + ".join(f"{T(k)} {v:,}" for k, v in p["parts"].items() if v)
@@ -152,53 +154,54 @@ def summary_markdown(a, lang: str = "en") -> str:
     if s.is_moe:
         shared = S("shared", n=s.n_shared_experts) if s.n_shared_experts else ""
         lines.append(S("topk", active=T("active"), k=s.top_k, n=s.n_experts, shared=shared))
-    rows.append(_details(T("h_total"), f"{human(p['total'])} ({p['total']:,}); {T('active')} {human(p['active'])} "
-                         f"({p['active']:,})",
-                         f"{parts} = **{p['total']:,}**\n\n" + "\n".join(f"- {x}" for x in lines)))
+    total, active = (f"{human(p[k])}" + tr(lang, "sep_paren", text=f"{p[k]:,}") for k in ("total", "active"))
+    rows.append(details(T("h_total"), f"{total}{tr(lang, 'sep_list')}{T('active')} {active}",
+                        f"{parts} = **{p['total']:,}**\n\n" + "\n".join(f"- {x}" for x in lines)))
     r = a.rule
     why = [S(f"why_{k}", n=s.n_experts, width=H * s.hd, d=d) for k in r.reasons]
     reasons = tr(lang, "sep_list").join(why)
     verdict = S("verdict_cancels" if r.cancels else "verdict_fails", reasons=reasons) if why else S("verdict_holds")
-    rows.append(_details(T("h_rule"), f"{human(r.rule)} ({T('off_by', p=100 * r.off, n=human(r.non_embedding))})",
-                         S("rule", L=L, d=d, rule=f"{r.rule:,}", n=f"{r.non_embedding:,}", off=100 * r.off,
-                           off_total=100 * r.off_total, att=r.attention_d2, ffn=r.ffn_d2,
-                           emb=100 * r.embedding_share, verdict=verdict)))
+    rows.append(details(T("h_rule"), f"{human(r.rule)} ({T('off_by', p=100 * r.off, n=human(r.non_embedding))})",
+                        S("rule", L=L, d=d, rule=f"{r.rule:,}", n=f"{r.non_embedding:,}", off=100 * r.off,
+                          off_total=100 * r.off_total, att=r.attention_d2, ffn=r.ffn_d2,
+                          emb=100 * r.embedding_share, verdict=verdict)))
     f = a.flops
     qk, v = (s.qk_nope_head_dim + s.qk_rope_head_dim, s.v_head_dim) if s.is_mla else (s.hd, s.hd)
-    rows.append(_details(T("h_flops"), human(f["forward"], "FLOP"),
-                         S("flops", matmul=f"{f['matmul']:,}", L=L, T=run.seq_len, H=H, qk=qk, v=v,
-                           attention=f"{f['attention']:,}", forward=f"{f['forward']:,}")))
+    rows.append(details(T("h_flops"), human(f["forward"], "FLOP"),
+                        S("flops", matmul=f"{f['matmul']:,}", L=L, T=run.seq_len, H=H, qk=qk, v=v,
+                          attention=f"{f['attention']:,}", forward=f"{f['forward']:,}")))
     c = a.conventions
-    rows.append(_details(T("h_train"), f"{a.train_flops:.3g} FLOP",
-                         S("train", N=f"{p['active']:,}", D=f"{run.train_tokens:.3g}", C=f"{a.train_flops:.4g}")
-                         + "\n\n" + S("conventions", three=f"{c.three_forward:,}", n_matmul=f"{c.n_matmul:,}",
-                                       attention=f"{c.attention:,}", T=run.seq_len, six=f"{c.six_n:,}",
-                                       n_all=f"{c.n_all:,}", ratio=c.ratio, pct=100 * (c.ratio - 1),
-                                       emb=f"{c.n_all - c.n_matmul:,}")))
+    rows.append(details(T("h_train"), f"{a.train_flops:.3g} FLOP",
+                        S("train", N=f"{p['active']:,}", D=f"{run.train_tokens:.3g}", C=f"{a.train_flops:.4g}")
+                        + "\n\n" + S("conventions", three=f"{c.three_forward:,}", n_matmul=f"{c.n_matmul:,}",
+                                      attention=f"{c.attention:,}", T=run.seq_len, six=f"{c.six_n:,}",
+                                      n_all=f"{c.n_all:,}", ratio=c.ratio, pct=100 * (c.ratio - 1),
+                                      emb=f"{c.n_all - c.n_matmul:,}")))
     b = a.inference["parts"]
     if s.is_mla:
         kv_formula = (f"L·(r_kv + rope)·T·B·bytes = {L}·({s.kv_lora_rank}+{s.qk_rope_head_dim})·{run.seq_len}·"
-                      f"{run.batch}·{run.kv_dtype} ({S('kv_mla_note')})")
+                      f"{run.batch}·{run.kv_dtype}" + tr(lang, "sep_paren", text=S("kv_mla_note")))
     else:
         kv_formula = f"2·L·n_kv·hd·T·B·bytes = 2·{L}·{s.kv_heads}·{s.hd}·{run.seq_len}·{run.batch}·{run.kv_dtype}"
-    rows.append(_details(T("h_kv"), human(b["kv_cache"], "B"),
-                         f"{kv_formula} = {b['kv_cache']:,} B; {S('crossover', t=a.crossover_tokens)}"))
-    rows.append(_details(T("h_inf"),
-                         f"{human(a.inference['total'], 'B')} → {T('gpu', n=a.gpus_inference, gib=run.gpu_gib)}",
-                         S("inference", weights=T("weights"), dtype=run.weight_dtype, w=f"{b['weights']:,}",
-                           kv_cache=T("kv_cache"), kv=f"{b['kv_cache']:,}", gib=run.gpu_gib, usable=run.usable)))
+    rows.append(details(T("h_kv"), human(b["kv_cache"], "B"),
+                        f"{kv_formula} = {b['kv_cache']:,} B" + tr(lang, "sep_list")
+                        + S("crossover", t=a.crossover_tokens)))
+    rows.append(details(T("h_inf"),
+                        f"{human(a.inference['total'], 'B')} → {T('gpu', n=a.gpus_inference, gib=run.gpu_gib)}",
+                        S("inference", weights=T("weights"), dtype=run.weight_dtype, w=f"{b['weights']:,}",
+                          kv_cache=T("kv_cache"), kv=f"{b['kv_cache']:,}", gib=run.gpu_gib, usable=run.usable)))
     t = a.training["parts"]
     memory = " + ".join(f"{T(k)} {human(t[k], 'B')}" for k in ("weights", "gradients", "master", "optimizer") if t[k])
     act = a.activations
     how = S(f"act_{act.case}", a=s.n_heads, s=run.seq_len, h=d, factor=f"{act.factor:g}")
-    rows.append(_details(T("h_trainmem"),
-                         f"{human(a.training['total'], 'B')} → {T('gpu', n=a.gpus_training, gib=run.gpu_gib)}",
-                         S("training", bpp=a.training["bytes_per_param"], recipe=tr(lang, f"calc_recipe_{run.recipe}"),
-                           parts=memory, source=tr(lang, f"calc_recipe_{run.recipe}_source"),
-                           activations=T("activations"), recompute=tr(lang, f"calc_c_{run.recompute}"),
-                           attention=tr(lang, f"calc_c_{run.attention}"), act=human(t["activations"], "B"))
-                         + "\n\n" + S("activations", L=L, s=run.seq_len, b=run.batch, h=d, factor=f"{act.factor:g}",
-                                       act=f"{t['activations']:,}", how=how)))
+    rows.append(details(T("h_trainmem"),
+                        f"{human(a.training['total'], 'B')} → {T('gpu', n=a.gpus_training, gib=run.gpu_gib)}",
+                        S("training", bpp=a.training["bytes_per_param"], recipe=tr(lang, f"calc_recipe_{run.recipe}"),
+                          parts=memory, source=tr(lang, f"calc_recipe_{run.recipe}_source"),
+                          activations=T("activations"), recompute=tr(lang, f"calc_c_{run.recompute}"),
+                          attention=tr(lang, f"calc_c_{run.attention}"), act=human(t["activations"], "B"))
+                        + "\n\n" + S("activations", L=L, s=run.seq_len, b=run.batch, h=d, factor=f"{act.factor:g}",
+                                      act=f"{t['activations']:,}", how=how)))
     return "\n".join(rows)
 
 

@@ -280,6 +280,7 @@ def scale_markdown(s, lang: str = "en") -> str:
     """The formula with the preset's numbers plugged in (``s``: a :class:`models.kv_cache.ScaleUp`)."""
     spec, b = s.spec, f"{s.bytes_per_elem:g} B"
     T, B = f"{s.seq_len:,}", f"{s.batch:,}"
+    colon, semicolon, comma = tr(lang, "sep_colon"), tr(lang, "sep_list"), tr(lang, "sep_comma")
     if spec.is_mla:
         shape = tr(lang, "kv_fig_s_shape_mla", layers=spec.n_layers, heads=spec.n_heads, r=spec.kv_lora_rank,
                                                      rope=spec.qk_rope_head_dim)
@@ -288,8 +289,8 @@ def scale_markdown(s, lang: str = "en") -> str:
         per_token = f"{spec.n_layers} · ({spec.kv_lora_rank} + {spec.qk_rope_head_dim}) · {b}"
         k = spec.qk_nope_head_dim + spec.qk_rope_head_dim
         baseline = (tr(lang, "kv_fig_s_decompressed", k=k, v=spec.v_head_dim)
-                    + f": `{spec.n_layers} · {spec.n_heads} · ({k} + {spec.v_head_dim}) · {T} · {B} · {b}`")
-        note = f" ({tr(lang, 'kv_fig_s_no2')})"
+                    + f"{colon}`{spec.n_layers} · {spec.n_heads} · ({k} + {spec.v_head_dim}) · {T} · {B} · {b}`")
+        note = tr(lang, "sep_paren", text=tr(lang, "kv_fig_s_no2"))
     else:
         shape = tr(lang, "kv_fig_s_shape", layers=spec.n_layers, heads=spec.n_heads, kv=spec.kv_heads,
                                                  hd=spec.hd)
@@ -298,7 +299,6 @@ def scale_markdown(s, lang: str = "en") -> str:
         per_token = f"2 · {spec.n_layers} · {spec.kv_heads} · {spec.hd} · {b}"
         baseline, note = tr(lang, "kv_fig_s_as_mha", heads=spec.n_heads), ""
     per_token_bytes = s.per_token_bytes
-    colon, semicolon, comma = tr(lang, "sep_colon"), tr(lang, "sep_list"), tr(lang, "sep_comma")
     return "\n".join([
         f"**{spec.name}** · {shape}",
         "",

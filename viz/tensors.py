@@ -11,7 +11,6 @@ from viz.common import PLOT_WIDTH, base_layout, plain_figure
 UNREAD = "#e5e7eb"                 # a storage cell this view does not read
 ERROR = "#dc2626"
 WRITE = "#dc2626"
-WRITE_OFFSET = 0.36                # the write mark sits this far right of a cell's centre, clear of its text
 # read order, first → last: one scale for a view of the original's storage, one for a new storage (a copy)
 SHARED_SCALE = [[0.0, "#c7d2fe"], [0.5, "#6366f1"], [1.0, "#1e1b4b"]]
 COPY_SCALE = [[0.0, "#fed7aa"], [0.5, "#f97316"], [1.0, "#7c2d12"]]
@@ -34,7 +33,8 @@ def _orders(step) -> dict[int, list[int]]:
 
 def memory_figure(steps: list, lang: str = "en") -> dict:
     """One strip per step: the storage it reads in memory order, each cell coloured by when the view
-    reads it (unread cells grey); a red × where a write through that step's view lands in the original."""
+    reads it (unread cells grey); a red outline round each cell where a write through that step's view lands
+    in the original (an outline leaves the cell's read order readable at any width)."""
     width = max([len(s.storage) for s in steps if s.ok] + [1])
     rows = [_label(s, lang) for s in steps]
     z = {"shared": [], "copy": []}                   # a row in its kind's heatmap, gaps in the other's
@@ -56,7 +56,7 @@ def memory_figure(steps: list, lang: str = "en") -> dict:
                       for p in range(width)])
         if step.ok and step.shares:
             written_x += step.written
-            written_y += [rows[r]] * len(step.written)
+            written_y += [r] * len(step.written)
         if not step.ok:
             annotations.append({"x": (width - 1) / 2, "y": rows[r], "text": tr(lang, "tensors_fig_refused"),
                                 "showarrow": False, "font": {"color": ERROR}})
@@ -75,18 +75,20 @@ def memory_figure(steps: list, lang: str = "en") -> dict:
                      "zmax": max(top, 1), "xgap": 1, "ygap": 3, "hoverongaps": False,
                      "colorbar": {"title": {"text": tr(lang, f"tensors_fig_bar_{kind}"), "side": "right"},
                                   "x": x_bar, "len": 0.9, "thickness": 10}})
-    if written_x:
-        # In the cell's right edge: at its centre the × covered the read order written there ("0,4,8").
-        data.append({"type": "scatter", "mode": "markers", "x": [x + WRITE_OFFSET for x in written_x],
-                     "y": written_y, "name": tr(lang, "tensors_fig_written"), "showlegend": True,
-                     "marker": {"symbol": "x-thin", "size": 9, "line": {"width": 2, "color": WRITE}},
+    outlines = [{"type": "rect", "xref": "x", "yref": "y", "x0": x - 0.5, "x1": x + 0.5, "y0": r - 0.42,
+                 "y1": r + 0.42, "line": {"color": WRITE, "width": 2}} for x, r in zip(written_x, written_y)]
+    if written_x:                                       # the outlines' legend entry
+        data.append({"type": "scatter", "mode": "markers", "x": [None], "y": [None],
+                     "name": tr(lang, "tensors_fig_written"), "showlegend": True,
+                     "marker": {"symbol": "square-open", "size": 12, "color": WRITE,
+                                "line": {"width": 2, "color": WRITE}},
                      "hoverinfo": "skip"})
     layout = base_layout(height=140 + 36 * len(rows), title=tr(lang, "tensors_fig_memory_title")) | {
         "xaxis": {"title": {"text": tr(lang, "tensors_fig_position")}, "showgrid": False, "zeroline": False,
                   "range": [-0.5, width - 0.5], "dtick": 1 if width <= 32 else None},
         "yaxis": {"autorange": "reversed", "showgrid": False, "type": "category"},
         "legend": {"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1, "xanchor": "right"},
-        "annotations": annotations, "margin": {"l": 190, "r": 90, "t": 80, "b": 60}}
+        "annotations": annotations, "shapes": outlines, "margin": {"l": 190, "r": 90, "t": 80, "b": 60}}
     return plain_figure(data, layout)
 
 
