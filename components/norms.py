@@ -68,6 +68,7 @@ def norm_gradients(stack: dict, view: dict, batch: dict, request: gr.Request = N
     """The ``/norm_gradients`` endpoint (heavy queue, streams; parameters: the stack's, the placements and
     the axis, the batch's, by name): the per-layer gradient norms of each placement as soon as it is
     measured (one backward pass each), a summary, the device line ("…" until the last)."""
+    from models.device import Timing
     from models.norms import gradient_trend, gradients_by_variant
     from viz.norms import gradients_figure, gradients_summary
 
@@ -84,7 +85,7 @@ def norm_gradients(stack: dict, view: dict, batch: dict, request: gr.Request = N
         yield {"grads_plot": gradients_figure(measured, norm=args["norm"], d_model=args["d_model"], log_y=log_y,
                                               lang=lang),
                "summary": gradients_summary(trend, n, lang),
-               "device": tr(lang, "norm_device_grads", device=g.timing.device, ms=f"{total_ms:.1f}", n=len(measured),
+               "device": tr(lang, "norm_device_grads", timing=Timing(g.timing.device, total_ms), n=len(measured),
                             more=more)}
 
 
@@ -92,6 +93,7 @@ def norm_gradients(stack: dict, view: dict, batch: dict, request: gr.Request = N
 def norm_depth_sweep(stack: dict, view: dict, batch: dict, request: gr.Request = None):
     """The ``/norm_depth_sweep`` endpoint (heavy queue; the gradients' parameters but the axis): streams the
     top layer's gradient as each depth up to the stack's is measured."""
+    from models.device import Timing
     from models.norms import depth_slope, depth_sweep, sweep_depths
     from viz.norms import sweep_figure
 
@@ -106,7 +108,7 @@ def norm_depth_sweep(stack: dict, view: dict, batch: dict, request: gr.Request =
         total_ms += point.timing.ms
         slopes = {v: depth_slope(p) for v, p in points.items()}
         yield {"sweep_plot": sweep_figure(points, slopes=slopes, lang=lang),
-               "device": f"{point.timing.device} · {total_ms:.0f} ms · L = {point.n_layers}"}
+               "device": f"{Timing(point.timing.device, total_ms)} · L = {point.n_layers}"}
 
 
 def norm_train(lr: float = 5e-3, steps: int = 300, warmup: int = 100, norm: str = "layernorm", seed: int = 0,

@@ -86,6 +86,7 @@ STRINGS = {
         "bpe_fig_now": "step {k:,}",
         "bpe_fig_cl100k_line": "GPT-4 cl100k: {bpt:.2f}",
         "bpe_fig_stopped": "⚠️ Training stopped after {got:,} of {asked:,} merges: {reason}.",
+        "bpe_fig_split_none": "no split", "bpe_fig_split_gpt2": "GPT-2 split", "bpe_fig_split_gpt4": "GPT-4 split",
         "bpe_fig_trained": "Trained **{got:,} {got:|merge|merges}** on {bytes:,} {bytes:|byte|bytes} ({split}, tie rule: {rule}) in {ms:,.1f} ms.",
         "bpe_fig_nul": " The text holds {n:,} NUL {n:|character|characters}, drawn as ␀: byte-level BPE treats byte 0 like any other.",
         "bpe_fig_encode_empty": "Type some text above to see it encoded.",
@@ -196,8 +197,8 @@ STRINGS = {
         "bpe_step_fitted": "第 {step} 步：这个分词器只学到了 {m} 次合并，因此显示最后一次。",
         "bpe_no_trace": "本会话还没有训练过分词器：请按 **训练**（API：先用同一个客户端调用 `/bpe_train`）。",
         "bpe_progress": "训练中… {done:,} / {total:,} 次合并",
-        "bpe_device_view": "cpu · {ms} 毫秒（第 {k:,} 步，共 {m:,} 步）",
-        "bpe_device_trained": "{training}（训练）· GPT-4 cl100k 处理语料 {cl_ms} 毫秒 · {view}",
+        "bpe_device_view": "cpu · {ms} ms（第 {k:,} 步，共 {m:,} 步）",
+        "bpe_device_trained": "{training}（训练）· GPT-4 cl100k 处理语料 {cl_ms} ms · {view}",
         "bpe_explain": r"""
 **字节级字节对编码（BPE）。** 从文本的 UTF-8 字节出发：一共 256 种词元，所以永远不会出现未知词元。统计所有相邻词元对的出现次数，把最多的那一对在所有位置合并成新词元 $256+i$，然后重复。$k$ 次合并之后词表有 $256+k$ 个词元，文本被切成更少、更长的词元：曲线显示词元数下降、每个词元的字节数（压缩率）上升，开始很快，后来变慢。
 
@@ -244,6 +245,7 @@ STRINGS = {
         "bpe_fig_now": "第 {k:,} 步",
         "bpe_fig_cl100k_line": "GPT-4 cl100k：{bpt:.2f}",
         "bpe_fig_stopped": "⚠️ 训练在 {got:,} 次合并后停止（要求 {asked:,} 次）：{reason}。",
+        "bpe_fig_split_none": "不切分", "bpe_fig_split_gpt2": "GPT-2 正则切分", "bpe_fig_split_gpt4": "GPT-4 正则切分",
         "bpe_fig_trained": "在 {bytes:,} 字节上训练了 **{got:,} 次合并**（{split}，并列规则：{rule}），用时 {ms:,.1f} 毫秒。",
         "bpe_fig_nul": " 文本中有 {n:,} 个 NUL 字符，显示为 ␀：字节级 BPE 把字节 0 当作普通字节处理。",
         "bpe_fig_encode_empty": "在上面输入一些文本，即可看到它的编码。",

@@ -86,7 +86,7 @@ STRINGS = {
         'norm_summary': 'What the figure shows',
         # figures and the text beside them (viz/norms.py)
         'norm_fig_wait_grads': 'Measuring the gradients: one backward pass per placement …',
-        'norm_device_grads': '{device} · {ms} ms ({n} × 1 backward pass){more}',
+        'norm_device_grads': '{timing} ({n} × 1 backward pass){more}',
         'norm_fig_wait_sweep': "Press “Sweep the depth”: the top layer's gradient for L = 1 … L streams in here",
         'norm_fig_wait_train': 'Press “Train the four models”: loss and gradient norm stream in here, step by step',
         'norm_fig_post': 'Post-LN',
@@ -216,7 +216,7 @@ STRINGS = {
         'norm_summary': '图中所示',
         # figures and the text beside them (viz/norms.py)
         'norm_fig_wait_grads': '正在测量梯度：每种放置方式一次反向传播……',
-        'norm_device_grads': '{device} · {ms} ms（{n} × 1 次反向传播）{more}',
+        'norm_device_grads': '{timing}（{n} × 1 次反向传播）{more}',
         'norm_fig_wait_sweep': '点击“扫描深度”：L = 1 … L 时最顶层的梯度会逐个出现在这里',
         'norm_fig_wait_train': '点击“训练四个模型”：损失和梯度范数会逐步出现在这里',
         'norm_fig_post': 'Post-LN',

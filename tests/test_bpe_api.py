@@ -67,7 +67,7 @@ def test_train_with_its_defaults_alone_draws_the_tab(client):
     assert next(p for p in params if p["parameter_name"] == "text")["parameter_default"] == load_corpus("en")
     out = dict(zip(TRAIN_OUT, client.predict(api_name="/bpe_train")))
     assert out["text"] == {"__type__": "update"}                    # the box holds the corpus already: not sent
-    assert "Trained **400 merges**" in out["status"] and "(gpt2, tie rule" in out["status"]
+    assert "Trained **400 merges**" in out["status"] and "(GPT-2 split, tie rule" in out["status"]
     assert "### Merge 1 of 400" in out["card"]
     assert "`'␣tokenization'`, cut" in out["granularity_table"]
 

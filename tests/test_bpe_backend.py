@@ -351,3 +351,11 @@ def test_a_text_beyond_latin1_splits_by_regex():
     assert not _latin1(text) and _latin1(text[:10])
     assert split_text(text, "gpt2") == ["naïve", " café", " 露营", " ok"]
     assert split_text(text[:10], "gpt2") == ["naïve", " café"]          # the Latin-1 path, same chunks
+
+
+def test_the_training_summary_names_the_split_in_the_page_language():
+    """Regression: the status showed the split's id ("（gpt2，并列规则：…）") in Chinese and English."""
+    from viz.bpe import training_summary
+    zh = training_summary(400, 400, 99_979, "gpt2", "first", 25.0, None, 0, "zh-CN")
+    assert "（GPT-2 正则切分，并列规则：" in zh and "gpt2" not in zh
+    assert "(no split, tie rule" in training_summary(400, 400, 1000, "none", "first", 1.0, None, 0, "en")

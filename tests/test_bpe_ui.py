@@ -65,7 +65,7 @@ def test_step_retrain_and_encode(page, server_url, shot):
     expect(card).to_contain_text("Merge 56 of 400", timeout=15_000)
 
     page.locator("#bpe_split label").filter(has_text="none: raw bytes").click()    # retrain, same step
-    expect(page.locator("#bpe_status")).to_contain_text("(none, tie rule", timeout=60_000)
+    expect(page.locator("#bpe_status")).to_contain_text("(no split, tie rule", timeout=60_000)
     expect(card).to_contain_text("Merge 56 of 400")
 
     box = page.locator("#bpe_your_text textarea")

@@ -156,6 +156,7 @@ def test_the_device_line_speaks_the_pages_language(server_url):
     *_, device = zh.predict(**(GRADIENTS | dict(n_layers=2, d_model=16, n_heads=2, seq_len=8, batch=1)),
                             api_name="/norm_gradients")
     assert device.endswith("（2 × 1 次反向传播）") and "backward" not in device
+    assert device.split(" · ")[1].endswith(" ms（2 × 1 次反向传播）")          # models.device.Timing's form
 
 
 def test_the_highlight_sliders_fit_the_shape():

@@ -220,8 +220,8 @@ def compare_figure(k: int, m: int, rows: list[tuple[str, int, int, int, int]], c
 def training_summary(got: int, asked: int, n_bytes: int, split: str, rule: str, ms: float,
                      reason: str | None, nul: int, lang: str = "en") -> str:
     """What training did; ``reason``: why it stopped early, a message key of ``locales/bpe.py``."""
-    text = tr(lang, "bpe_fig_trained", got=got, bytes=n_bytes, split=split, rule=tr(lang, f"bpe_fig_rule_{rule}"),
-              ms=ms)
+    text = tr(lang, "bpe_fig_trained", got=got, bytes=n_bytes, split=tr(lang, f"bpe_fig_split_{split}"),
+              rule=tr(lang, f"bpe_fig_rule_{rule}"), ms=ms)
     if nul:
         text += tr(lang, "bpe_fig_nul", n=nul)
     if reason:
