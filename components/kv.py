@@ -35,13 +35,11 @@ BATCH = Span(1, KV_SCALE_MAX_BATCH)
 def _checked(prompt, attention, n_kv_heads, kv_latent_dim, max_new_tokens):
     """The tiny GPT's config for the controls and the number of new tokens, or ``InputError``. Both
     sliders are checked whatever the variant reads of them: a value out of range is refused, not ignored."""
-    from models.tiny_gpt import check_prompt, tiny_config, vocabulary
+    from models.tiny_gpt import check_prompt, tiny_config
     KV_HEADS.whole("n_kv_heads", n_kv_heads)
     LATENT.whole("kv_latent_dim", kv_latent_dim)
     config = tiny_config(attention, 1, n_kv_heads=n_kv_heads, kv_latent_dim=kv_latent_dim)
-    n_new = check_prompt(prompt, max_new_tokens)
-    vocabulary().encode(prompt)                        # a character it never saw: said when the box is left
-    return config, n_new
+    return config, check_prompt(prompt, max_new_tokens)
 
 
 def fit_new_tokens(prompt: str = DEFAULT_PROMPT, max_new_tokens: int = DEFAULT_NEW_TOKENS) -> dict:

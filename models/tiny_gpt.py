@@ -99,8 +99,8 @@ def tiny_config(variant: str, vocab_size: int, *, n_kv_heads: int | None = None,
 
 
 def check_prompt(prompt: str, max_new_tokens: int) -> int:
-    """``max_new_tokens`` as an ``int`` if ``prompt`` is text and it and the new tokens fit the context
-    (one character = one token), else :class:`~models.checks.InputError`.
+    """``max_new_tokens`` as an ``int`` if ``prompt`` is text of the model's characters and it and the new
+    tokens fit the context (one character = one token), else :class:`~models.checks.InputError`.
 
     >>> check_prompt("The", 10.0)
     10
@@ -117,6 +117,7 @@ def check_prompt(prompt: str, max_new_tokens: int) -> int:
     if len(prompt) + n_new > KV_CONTEXT:
         raise InputError("kv_err_too_long", prompt=len(prompt), new=n_new, total=len(prompt) + n_new,
                          context=KV_CONTEXT)
+    vocabulary().encode(prompt)                        # a character the model never saw, named
     return n_new
 
 
@@ -193,9 +194,9 @@ def load_checkpoint(path: Path, device: torch.device | str | None = None) -> Loa
 
 
 @functools.cache
-def vocabulary() -> CharVocab:
-    """The characters the tiny GPT knows, shared by every checkpoint: a prompt is checked against it before
-    anything is planned or generated.
+def vocabulary(directory: Path = CHECKPOINT_DIR) -> CharVocab:
+    """The characters the tiny GPT knows, shared by every checkpoint (read from the MHA one, once per
+    process): a prompt is checked against it (:func:`check_prompt`) before anything is planned or generated.
 
     >>> len(vocabulary()), vocabulary().encode("The")[:1] == vocabulary().encode("T")
     (61, True)
@@ -204,8 +205,8 @@ def vocabulary() -> CharVocab:
     ...
     models.checks.InputError: the model knows 61 characters; these are not among them (character, position): '4' (5), '2' (6)
     """
-    blob = torch.load(CHECKPOINT_DIR / f"{checkpoint_name(tiny_config('mha', 1))}.pt", map_location="cpu",
-                      weights_only=True)
+    blob = torch.load(directory / f"{checkpoint_name(tiny_config('mha', 1))}.pt", map_location="cpu",
+                      weights_only=True, mmap=True)
     return CharVocab(blob["vocab"])
 
 
@@ -213,13 +214,13 @@ def load_tiny_gpt(variant: str, *, n_kv_heads: int | None = None, kv_latent_dim:
                   device: torch.device | str | None = None, seed: int = 0,
                   directory: Path = CHECKPOINT_DIR) -> Loaded:
     """The trained model for a setting, or (no checkpoint for it) the same shape with random weights."""
-    reference = load_checkpoint(directory / f"{checkpoint_name(tiny_config('mha', 1))}.pt", "cpu")
-    config = tiny_config(variant, len(reference.vocab), n_kv_heads=n_kv_heads, kv_latent_dim=kv_latent_dim)
+    vocab = vocabulary(directory)
+    config = tiny_config(variant, len(vocab), n_kv_heads=n_kv_heads, kv_latent_dim=kv_latent_dim)
     path = directory / f"{checkpoint_name(config)}.pt"
     if path.exists():
         return load_checkpoint(path, device)
     return Loaded(Transformer.seeded(config.transformer(), seed, device=resolve_device(device)).eval(),
-                  reference.vocab, False, None, checkpoint_name(config))
+                  vocab, False, None, checkpoint_name(config))
 
 
 # --------------------------------------------------------------------------- the tab's run
