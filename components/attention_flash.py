@@ -19,7 +19,7 @@ from components.wiring import event
 from locales import tr
 from models.checks import choice, whole
 from models.limits import (ATTN_COST_BATCH, ATTN_COST_DTYPES, ATTN_COST_HEAD_DIM, ATTN_COST_HEADS, ATTN_COST_MAX_T_CUDA,
-                           ATTN_COST_MIN_T, ATTN_FLASH_D, ATTN_FLASH_DTYPES, ATTN_FLASH_MAX_T, ATTN_FLASH_T, SEED)
+                           ATTN_COST_MIN_T, ATTN_FLASH_D, ATTN_FLASH_DTYPES, ATTN_FLASH_MAX_T, ATTN_FLASH_T)
 
 PLAY_SECONDS = 0.7                 # one tile per tick (a frame is ~25 ms server side, ~100 ms in a browser)
 PLAY_FRAMES = 64                   # a playback takes at most this many ticks (block 1 at T = 64 has 4096 tiles)
@@ -134,7 +134,7 @@ def build() -> dict:
             ui.block = Slider.over(ATTN_FLASH_T, 4, label=t("attn_block"), elem_id="attn_block")
             ui.causal = gr.Checkbox(True, label=t("attn_causal"), elem_id="attn_causal")
             ui.dtype = Radio(list(ATTN_FLASH_DTYPES), value="float32", label=t("attn_dtype"), elem_id="attn_dtype")
-            ui.seed = Number.over(SEED, 0, precision=0, label=t("attn_seed"), elem_id="attn_seed")
+            ui.seed = Number.seed(t("attn_seed"), "attn_seed")
             ui.step = Slider(0, MAX_STEP, value=1, step=1, label=t("attn_step"), elem_id="attn_step")
             with gr.Row():
                 ui.prev = StepButton(t("attn_prev"), size="sm", elem_id="attn_prev")

@@ -16,7 +16,7 @@ from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Number, Slider
 from components.wiring import event
-from models.limits import ATTN_MAX_CONTINUE, SEED, TEMPERATURE, TOP_P
+from models.limits import ATTN_MAX_CONTINUE, TEMPERATURE, TOP_P
 
 
 def attention_next(model: str = "mha", prompt: str = DEFAULT_PROMPT, temperature: float = 1.0,
@@ -50,7 +50,7 @@ def build() -> dict:
                                    elem_id="attn_next_top_p")
             ui.continue_chars = Slider(0, ATTN_MAX_CONTINUE, value=16, step=1, label=t("attn_next_continue"),
                                        elem_id="attn_next_continue")
-            ui.seed = Number.over(SEED, 0, precision=0, label=t("attn_next_seed"), elem_id="attn_next_seed")
+            ui.seed = Number.seed(t("attn_next_seed"), "attn_next_seed")
         with gr.Column(scale=3):
             ui.bars = gr.Plot(label=t("attn_next_bars"), elem_id="attn_next_bars")
             ui.continuation = gr.Textbox(label=t("attn_next_continuation"), interactive=False, lines=3,

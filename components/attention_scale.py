@@ -16,7 +16,7 @@ from components.i18n import lang_of, t
 from components.widgets import Number, Radio, Slider
 from components.wiring import event, grouped
 from models.checks import choice, flag
-from models.limits import ATTN_KEYS, ATTN_MULTIPLIER, KV_N_HEADS, KV_N_LAYERS, SEED
+from models.limits import ATTN_KEYS, ATTN_MULTIPLIER, KV_N_HEADS, KV_N_LAYERS
 
 SCALES = ("removed", "multiplied")
 
@@ -51,7 +51,7 @@ def build() -> dict:
         with gr.Column(scale=1, min_width=280):
             gr.Markdown(t("attn_scale_random_heading"))
             ui.n_keys = Slider.over(ATTN_KEYS, 64, label=t("attn_scale_keys"), elem_id="attn_scale_keys")
-            ui.seed = Number.over(SEED, 0, precision=0, label=t("attn_scale_seed"), elem_id="attn_scale_seed")
+            ui.seed = Number.seed(t("attn_scale_seed"), "attn_scale_seed")
             gr.Markdown(t("attn_scale_model_heading"))
             shared_controls(ui, "attn_scale")
             ui.scale = Radio([(t(f"attn_scale_{s}"), s) for s in SCALES], value="removed",

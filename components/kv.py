@@ -191,7 +191,7 @@ def build() -> dict:
             with gr.Row():
                 ui.temperature = Slider.over(TEMPERATURE, DEFAULT_TEMPERATURE, label=t("kv_temperature"),
                                              info=t("kv_temperature_info"), elem_id="kv_temperature")
-                ui.seed = Number.over(SEED, 0, precision=0, label=t("kv_seed"), elem_id="kv_seed")
+                ui.seed = Number.seed(t("kv_seed"), "kv_seed")
             with gr.Row():
                 ui.generate = gr.Button(t("kv_generate"), variant="primary", elem_id="kv_generate")
                 ui.stop = gr.Button(t("kv_stop"), variant="stop", elem_id="kv_stop")

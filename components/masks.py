@@ -111,7 +111,7 @@ def build() -> dict:
                                   label=t("masks_convention"), elem_id="masks_convention")
             with gr.Row():
                 ui.heads = Slider.over(HEADS, 2, label=t("masks_heads"), elem_id="masks_heads")
-                ui.seed = Number.over(SEED, 0, precision=0, label=t("masks_seed"), elem_id="masks_seed")
+                ui.seed = Number.seed(t("masks_seed"), "masks_seed")
             with gr.Row():
                 ui.seq = Slider(1, MAX_SEQUENCES, value=1, step=1, label=t("masks_seq"), elem_id="masks_seq")
                 ui.head = Slider(1, MAX_HEADS, value=1, step=1, label=t("masks_head"), elem_id="masks_head")

@@ -243,7 +243,7 @@ def _route_view() -> SimpleNamespace:
                                  max_length=MOE_MAX_CHARS)
             with gr.Row():
                 ui.n_random = _slider(ROUTE.n_random, 64, "moe_n_random")
-                ui.seed = Number.over(SEED, 0, precision=0, label=t("moe_seed"), elem_id="moe_seed")
+                ui.seed = Number.seed(t("moe_seed"), "moe_seed")
             with gr.Row():
                 ui.experts = _slider(ROUTE.experts, 8, "moe_experts")
                 ui.top_k = _slider(ROUTE.top_k, 2, "moe_top_k")
@@ -286,7 +286,7 @@ def _train_view() -> SimpleNamespace:
             ui.capacity = _slider(CAPACITY, 1.25, "moe_train_capacity")
             with gr.Row():
                 ui.steps = _slider(TRAIN.steps, 150, "moe_steps")
-                ui.seed = Number.over(SEED, 0, precision=0, label=t("moe_train_seed"), elem_id="moe_train_seed")
+                ui.seed = Number.seed(t("moe_train_seed"), "moe_train_seed")
             ui.compare = gr.Checkbox(True, label=t("moe_compare"), elem_id="moe_compare")
             with gr.Row():
                 ui.train = gr.Button(t("moe_train_button"), variant="primary", elem_id="moe_train_button")

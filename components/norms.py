@@ -202,7 +202,7 @@ def build() -> dict:
                 grads.seq_len = Slider.over(STACK_SPANS.seq_len, GRAD_SEQ_LEN, label=t("norm_seq"), elem_id="norm_seq")
                 grads.batch = Slider.over(STACK_SPANS.batch, GRAD_BATCH, label=t("norm_batch"), elem_id="norm_batch")
             with gr.Row():
-                grads.seed = Number.over(SEED, 0, precision=0, label=t("norm_seed"), elem_id="norm_seed")
+                grads.seed = Number.seed(t("norm_seed"), "norm_seed")
                 grads.log_y = gr.Checkbox(True, label=t("norm_log"), elem_id="norm_log")
             sweep = gr.Button(t("norm_sweep"), elem_id="norm_sweep")
         with gr.Column(scale=3):
@@ -220,7 +220,7 @@ def build() -> dict:
             train.warmup = Slider.over(WARMUP, 100, label=t("norm_warmup"), elem_id="norm_warmup")
             train.norm = Radio([(t(f"norm_{k}"), k) for k in NORMS], value="layernorm", label=t("norm_kind"),
                                elem_id="norm_train_kind")
-            train.seed = Number.over(SEED, 0, precision=0, label=t("norm_train_seed"), elem_id="norm_train_seed")
+            train.seed = Number.seed(t("norm_train_seed"), "norm_train_seed")
             with gr.Row():
                 run = gr.Button(t("norm_train_button"), variant="primary", elem_id="norm_train")
                 stop = gr.Button(t("norm_stop"), variant="stop", elem_id="norm_stop")
@@ -244,7 +244,7 @@ def build() -> dict:
                 axes.token = Slider(1, NORM_AXES_MAX, value=2, step=1, label=t("norm_axes_t"), elem_id="norm_axes_t")
                 axes.feature = Slider(1, NORM_AXES_MAX, value=3, step=1, label=t("norm_axes_f"),
                                       elem_id="norm_axes_f")
-            axes.seed = Number.over(SEED, 0, precision=0, label=t("norm_axes_seed"), elem_id="norm_axes_seed")
+            axes.seed = Number.seed(t("norm_axes_seed"), "norm_axes_seed")
         with gr.Column(scale=3):
             axes.axes_plot = gr.Plot(label=t("norm_axes_plot"), elem_id="norm_axes_plot")
             axes.axes_check = gr.Markdown(elem_id="norm_axes_check")

@@ -15,7 +15,7 @@ from components.common import device_line, explain, long_run, low_priority, says
 from components.i18n import lang_of, t
 from components.widgets import Number, Slider
 from components.wiring import event
-from models.limits import SEED, STAB_D_MODEL, STAB_LOGIT_SCALE, STAB_LR, STAB_LRS, STAB_STEPS, STAB_Z_LOSS
+from models.limits import STAB_D_MODEL, STAB_LOGIT_SCALE, STAB_LR, STAB_LRS, STAB_STEPS, STAB_Z_LOSS
 
 STREAM_EVERY_S = 0.5                 # the sweep's figures at most this often
 
@@ -87,7 +87,7 @@ def build() -> dict:
             ui.d_model = Slider.over(STAB_D_MODEL, 64, label=t("stability_width"), elem_id="stability_width")
             with gr.Row():
                 ui.z_loss = Number.over(STAB_Z_LOSS, 1e-2, label=t("stability_z_coef"), elem_id="stability_z_coef")
-                ui.seed = Number.over(SEED, 0, precision=0, label=t("stability_seed"), elem_id="stability_seed")
+                ui.seed = Number.seed(t("stability_seed"), "stability_seed")
             with gr.Row():
                 ui.run = gr.Button(t("stability_run_button"), variant="primary", elem_id="stability_run")
                 ui.stop = gr.Button(t("stability_stop"), variant="stop", elem_id="stability_stop")

@@ -288,7 +288,7 @@ def build() -> dict:
                              info=t("pos_head_dim_info"), elem_id="pos_head_dim")
         ui.base = Number(10000.0, minimum=1, maximum=POS_MAX_BASE, label=t("pos_base"), info=t("pos_base_info"),
                          elem_id="pos_base")
-        ui.seed = Number.over(SEED, 0, precision=0, label=t("pos_seed"), elem_id="pos_seed")
+        ui.seed = Number.seed(t("pos_seed"), "pos_seed")
     ui.view = Radio([(t(f"pos_sub_{v}"), v) for v in VIEWS], value="rotate", label=t("pos_view"), visible=False,
                     elem_id="pos_view")
     ui.timer = gr.Timer(PLAY_INTERVAL, active=False)

@@ -21,6 +21,7 @@ from gradio.blocks import Block
 from gradio.routes import App
 
 from models.checks import InputError, Span, whole
+from models.limits import SEED
 
 log = logging.getLogger("llm_anatomy")
 
@@ -119,6 +120,11 @@ with _no_stub_files():
             (0, 9, 0)
             """
             return cls(value, minimum=span.low, maximum=span.high, step=span.step, **kwargs)
+
+        @classmethod
+        def seed(cls, label, elem_id: str) -> "Number":
+            """A seed box: a whole number of :data:`models.limits.SEED`, 0 at first."""
+            return cls.over(SEED, 0, precision=0, label=label, elem_id=elem_id)
 
         def preprocess(self, payload: Any) -> Any:
             if payload is None or (self.precision == 0 and isinstance(payload, float) and not payload.is_integer()):
