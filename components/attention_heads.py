@@ -2,7 +2,8 @@
 and the patterns the heads learned, measured.
 
 ``/attention_heads`` redraws on every control (one forward pass with a probe, a few ms). The model
-and prompt controls are built here and reused by the tab's other views (:func:`shared_controls`).
+and prompt are the tab's (built here, :func:`model_and_prompt`, once for every view); the layer, head and
+query token are this view's own.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import gradio as gr
 
 from components.common import device_line, explain
 from components.i18n import lang_of, t
-from components.widgets import Radio, Slider
+from components.widgets import Radio, Slider, fit_slider
 from components.wiring import event
 from models.checks import choice, whole
 from models.limits import ATTN_MAX_PROMPT, KV_N_HEADS, KV_N_LAYERS, KV_VARIANTS
@@ -21,20 +22,38 @@ DEFAULT_PROMPT = "She opened the door, and the kettle began to sing. The rain wa
 MODES = ("lines", "heatmap")
 
 
-def shared_controls(ui: SimpleNamespace, prefix: str, *, layer: int | None = None, head: int = 1,
-                    query: bool = False) -> None:
-    """Add the controls the tab's views share to ``ui``: the model (the KV tab's four trained checkpoints),
-    the prompt, and when asked a layer and head (``layer`` is the default) and a query token."""
+def model_and_prompt(ui: SimpleNamespace) -> None:
+    """Add the controls every view of a trained model reads to ``ui``: the model (the KV tab's four trained
+    checkpoints) and the prompt. The tab builds them once, above its views (``components.attention``)."""
     ui.model = Radio([(t(f"attn_view_model_{v}"), v) for v in KV_VARIANTS], value="mha", label=t("attn_view_model"),
-                     elem_id=f"{prefix}_model")
+                     elem_id="attn_model")
     ui.prompt = gr.Textbox(DEFAULT_PROMPT, lines=2, label=t("attn_view_prompt"), info=t("attn_view_prompt_info"),
-                           elem_id=f"{prefix}_prompt")
-    if layer is not None:
-        ui.layer = Slider(1, KV_N_LAYERS, value=layer, step=1, label=t("attn_view_layer"), elem_id=f"{prefix}_layer")
-        ui.head = Slider(1, KV_N_HEADS, value=head, step=1, label=t("attn_view_head"), elem_id=f"{prefix}_head")
+                           elem_id="attn_prompt", scale=2)
+
+
+def head_controls(ui: SimpleNamespace, prefix: str, *, layer: int, head: int = 1, query: bool = False) -> None:
+    """Add a view's own choice of layer and head to ``ui`` (``layer``, ``head``: the defaults) and when asked
+    a query token. Its slider is built to the longest prompt, the range the endpoints take (a query past
+    the prompt's end reads its last character), and the tab's first draw ends it at the prompt's last
+    character (:func:`fit_query`)."""
+    ui.layer = Slider(1, KV_N_LAYERS, value=layer, step=1, label=t("attn_view_layer"), elem_id=f"{prefix}_layer")
+    ui.head = Slider(1, KV_N_HEADS, value=head, step=1, label=t("attn_view_head"), elem_id=f"{prefix}_head")
     if query:
-        ui.query = Slider(1, ATTN_MAX_PROMPT, value=len(DEFAULT_PROMPT), step=1, label=t("attn_view_query_token"),
-                          info=t("attn_view_query_info"), elem_id=f"{prefix}_query")
+        ui.query = Slider(1, ATTN_MAX_PROMPT, value=len(DEFAULT_PROMPT), step=1,
+                          label=t("attn_view_query_token"), elem_id=f"{prefix}_query")
+
+
+def fit_query(prompt: str = DEFAULT_PROMPT, query: int = len(DEFAULT_PROMPT)) -> dict:
+    """The update of a "Query token" slider: it ends at the prompt's last character (at most
+    ``ATTN_MAX_PROMPT``), and a query past the end moves to it. A prompt that is not a text, or is empty,
+    leaves the slider as it is: the draw names what is wrong with it.
+
+    >>> fit_query("The kettle", 64)["query"]["value"], fit_query("The kettle", 3)["query"]["value"], fit_query("", 3)
+    (10, 3, {})
+    """
+    if not isinstance(prompt, str) or not prompt:
+        return {}
+    return {"query": fit_slider("attn_view_query", query, min(len(prompt), ATTN_MAX_PROMPT))}
 
 
 def _view(model: str, prompt: str, layer: int, head: int, query: int, mode: str):
@@ -70,13 +89,15 @@ def show_head(model: str = "mha", prompt: str = DEFAULT_PROMPT, layer: int = 4, 
     return {"detail": head_detail(view, layer, head, i, mode, lang)}
 
 
-def build() -> dict:
-    """Lay out the view inside the current ``gr.Tab``, wire it, return its draw event."""
-    ui = SimpleNamespace()
+def build(shared: SimpleNamespace) -> dict:
+    """Lay out the view inside the current ``gr.Tab``, wire it, return its draw event; ``shared`` holds the
+    tab's model and prompt."""
+    ui = SimpleNamespace(model=shared.model, prompt=shared.prompt)
     gr.Markdown(t("attn_heads_intro"))
     with gr.Row():
         with gr.Column(scale=1, min_width=280):
-            shared_controls(ui, "attn_heads", layer=4, head=2, query=True)
+            head_controls(ui, "attn_heads", layer=4, head=2, query=True)
+            shared.queries.append(ui.query)
             ui.mode = Radio([(t(f"attn_heads_mode_{m}"), m) for m in MODES], value="lines",
                             label=t("attn_heads_mode"), elem_id="attn_heads_mode")
         with gr.Column(scale=3):
@@ -87,8 +108,8 @@ def build() -> dict:
             ui.device = device_line()
             explain("attn_heads_explain")
     main = event(attention_heads, ui, ("grid", "detail", "patterns", "summary", "device"), show_progress="hidden")
-    gr.on([ui.model.input, ui.prompt.submit, ui.prompt.blur, ui.layer.input, ui.head.input],
-          api_name="attention_heads", trigger_mode="always_last", **main)
+    # The model and prompt redraw the view shown (components.attention): one event, not one per view.
+    gr.on([ui.layer.input, ui.head.input], api_name="attention_heads", trigger_mode="always_last", **main)
     gr.on([ui.query.input, ui.mode.input], trigger_mode="always_last", api_visibility="private",
           **event(show_head, ui, ("detail",), show_progress="hidden"))
     return main

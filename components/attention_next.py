@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.attention_heads import DEFAULT_PROMPT, shared_controls
+from components.attention_heads import DEFAULT_PROMPT
 from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Number, Slider
@@ -35,13 +35,13 @@ def attention_next(model: str = "mha", prompt: str = DEFAULT_PROMPT, temperature
             "continuation": prompt + nt.continuation, "device": str(nt.timing)}
 
 
-def build() -> dict:
-    """Lay out the view inside the current ``gr.Tab``, wire it, return its draw event."""
-    ui = SimpleNamespace()
+def build(shared: SimpleNamespace) -> dict:
+    """Lay out the view inside the current ``gr.Tab``, wire it, return its draw event; ``shared`` holds the
+    tab's model and prompt."""
+    ui = SimpleNamespace(model=shared.model, prompt=shared.prompt)
     gr.Markdown(t("attn_next_intro"))
     with gr.Row():
         with gr.Column(scale=1, min_width=280):
-            shared_controls(ui, "attn_next")
             ui.temperature = Slider.over(TEMPERATURE, 1.0, label=t("attn_next_temperature"),
                                          elem_id="attn_next_temperature")
             ui.top_k = Number(10, precision=0, minimum=1, label=t("attn_next_top_k"), info=t("attn_next_top_k_info"),
@@ -59,7 +59,7 @@ def build() -> dict:
             ui.device = device_line()
             explain("attn_next_explain")
     main = event(attention_next, ui, ("bars", "lens", "continuation", "device"), show_progress="hidden")
-    gr.on([ui.model.input, ui.prompt.submit, ui.prompt.blur, ui.temperature.input, ui.top_k.submit, ui.top_k.blur,
-           ui.top_p.input, ui.continue_chars.input, ui.seed.submit, ui.seed.blur],
+    gr.on([ui.temperature.input, ui.top_k.submit, ui.top_k.blur, ui.top_p.input, ui.continue_chars.input,
+           ui.seed.submit, ui.seed.blur],
           api_name="attention_next", trigger_mode="always_last", **main)
     return main

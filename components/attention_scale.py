@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.attention_heads import DEFAULT_PROMPT, shared_controls
+from components.attention_heads import DEFAULT_PROMPT
 from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Number, Radio, Slider
@@ -43,9 +43,10 @@ def attention_scale(random: dict, trained: dict, request: gr.Request = None) -> 
     return {"curve": entropy_figure(curve, lang), "effect": scale_figure(effect, lang), "device": str(effect.timing)}
 
 
-def build() -> dict:
-    """Lay out the view inside the current ``gr.Tab``, wire it, return its draw event."""
-    ui = SimpleNamespace()
+def build(shared: SimpleNamespace) -> dict:
+    """Lay out the view inside the current ``gr.Tab``, wire it, return its draw event; ``shared`` holds the
+    tab's model and prompt."""
+    ui = SimpleNamespace(model=shared.model, prompt=shared.prompt)
     gr.Markdown(t("attn_scale_intro"))
     with gr.Row():
         with gr.Column(scale=1, min_width=280):
@@ -53,7 +54,6 @@ def build() -> dict:
             ui.n_keys = Slider.over(ATTN_KEYS, 64, label=t("attn_scale_keys"), elem_id="attn_scale_keys")
             ui.seed = Number.seed(t("attn_scale_seed"), "attn_scale_seed")
             gr.Markdown(t("attn_scale_model_heading"))
-            shared_controls(ui, "attn_scale")
             ui.scale = Radio([(t(f"attn_scale_{s}"), s) for s in SCALES], value="removed",
                              label=t("attn_scale_scale"), elem_id="attn_scale_scale")
             ui.multiplier = Slider.over(ATTN_MULTIPLIER, 4.0, label=t("attn_scale_multiplier"),
@@ -68,7 +68,7 @@ def build() -> dict:
             ui.device = device_line()
             explain("attn_scale_explain")
     main = event(attention_scale, ui, ("curve", "effect", "device"), show_progress="hidden")
-    gr.on([ui.n_keys.input, ui.seed.submit, ui.seed.blur, ui.model.input, ui.prompt.submit, ui.prompt.blur,
-           ui.scale.input, ui.multiplier.input, ui.layer.input, ui.head.input, ui.full_text.input],
+    gr.on([ui.n_keys.input, ui.seed.submit, ui.seed.blur, ui.scale.input, ui.multiplier.input, ui.layer.input,
+           ui.head.input, ui.full_text.input],
           api_name="attention_scale", trigger_mode="always_last", **main)
     return main

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.attention_heads import DEFAULT_PROMPT, shared_controls
+from components.attention_heads import DEFAULT_PROMPT, head_controls
 from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.wiring import event
@@ -28,13 +28,15 @@ def attention_steps(model: str = "mha", prompt: str = DEFAULT_PROMPT, layer: int
             "numbers": steps_figure(trace, lang), "device": str(trace.timing)}
 
 
-def build() -> dict:
-    """Lay out the view inside the current ``gr.Tab``, wire it, return its draw event."""
-    ui = SimpleNamespace()
+def build(shared: SimpleNamespace) -> dict:
+    """Lay out the view inside the current ``gr.Tab``, wire it, return its draw event; ``shared`` holds the
+    tab's model and prompt."""
+    ui = SimpleNamespace(model=shared.model, prompt=shared.prompt)
     gr.Markdown(t("attn_steps_intro"))
     with gr.Row():
         with gr.Column(scale=1, min_width=280):
-            shared_controls(ui, "attn_steps", layer=4, head=2, query=True)
+            head_controls(ui, "attn_steps", layer=4, head=2, query=True)
+            shared.queries.append(ui.query)
         with gr.Column(scale=3):
             ui.check = gr.Markdown(elem_id="attn_steps_check")
             ui.numbers = gr.Plot(label=t("attn_steps_numbers"), elem_id="attn_steps_numbers")
@@ -42,6 +44,6 @@ def build() -> dict:
     ui.device = device_line()
     explain("attn_steps_explain")
     main = event(attention_steps, ui, ("table", "check", "numbers", "device"), show_progress="hidden")
-    gr.on([ui.model.input, ui.prompt.submit, ui.prompt.blur, ui.layer.input, ui.head.input, ui.query.input],
-          api_name="attention_steps", trigger_mode="always_last", **main)
+    gr.on([ui.layer.input, ui.head.input, ui.query.input], api_name="attention_steps", trigger_mode="always_last",
+          **main)
     return main

@@ -10,10 +10,10 @@ it as PNG.
 Shareable controls are found by walking the tab: every interactive Slider, Number, Checkbox, Radio,
 Dropdown, CheckboxGroup or Textbox with an ``elem_id``.
 
-A control that moved to another tab keeps its old links working: ``moved`` maps its old ``elem_id``
-to ``(old tab, new elem_id)``. A link to the old tab with only moved controls opens the new tab on the
-sub-tab that holds them; a link that also sets the old tab's own controls opens the old tab and sets
-the moved ones where they are now.
+A control that moved (to another tab, or several of a tab's became one) keeps its old links working:
+``moved`` maps its old ``elem_id`` to ``(old tab, new elem_id)``. A link to the old tab with only moved
+controls opens the new tab on the sub-tab that holds them; a link that also sets the old tab's own
+controls opens the old tab and sets the moved ones where they are now.
 """
 from __future__ import annotations
 
@@ -230,9 +230,9 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
         params = dict(getattr(request, "query_params", None) or {})
         tab = params.get("tab")
         carried = {new for old, (old_tab, new) in moved.items() if old_tab == tab and old in params and new in owner}
-        for old, (old_tab, new) in moved.items():
-            if new in carried:
-                params[new] = params.pop(old)
+        for old, (old_tab, new) in moved.items():      # several may have become one: the first set wins
+            if new in carried and old in params:
+                params.setdefault(new, params.pop(old))
         select_inner = {}
         if carried and not set(params) - {"tab", "view"} - carried:   # only moved controls: open where they are now
             tab = owner[next(iter(carried))]
@@ -276,12 +276,12 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
                 source, filled = fill["inputs"][0], fill["outputs"]
                 if source in updates and not any(comp in updates for comp in filled):
                     try:
-                        updates.update(_call_draw(fill, [updates[source]], request))
+                        updates.update(call_draw(fill, [updates[source]], request))
                     except Exception as exc:                 # the page still opens, with the fields as they are
                         gr.Warning(str(getattr(exc, "message", exc)))
                 elif source not in updates and any(comp in updates for comp in filled):
                     # Fields and no preset: the preset shown must not contradict them (CUSTOM keeps fields).
-                    preset = _call_draw(fill, [source.value], request)
+                    preset = call_draw(fill, [source.value], request)
                     if any(updates[comp] != value for comp, value in preset.items() if comp in updates):
                         updates[source] = CUSTOM
             if ticket["opens"]:
@@ -326,9 +326,10 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
 
 
 def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterable[gr.Timer] = (), *,
-               opened: gr.State | None = None, selected: str | None = None) -> dict:
+               opened: gr.State | None = None, selected: str | None = None, also: dict | None = None) -> dict:
     """The one event (``fn``, ``inputs``, ``outputs``) that shows a tab: it draws ``draws[selected]``
-    unless ``drawn[selected]`` says it is drawn already, and pauses the ``pause`` timers.
+    unless ``drawn[selected]`` says it is drawn already, pauses the ``pause`` timers and sets ``also``
+    (``{component: value}``: what else showing this tab changes, a State naming it, a bar shown or hidden).
 
     ``selected=None``: the tab named by the value of ``opened`` (the page load). With ``opened`` given
     and ``selected`` set (the first tab, which Gradio selects as the page mounts, with the values the
@@ -344,10 +345,10 @@ def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterab
     Each draw's ``fn`` gets its inputs as Gradio would pass them (the request where its signature has
     it) and returns its outputs by component (:func:`components.wiring.event`) or in order.
     """
-    pause = list(pause)
+    pause, also = list(pause), also or {}
     inputs = list(dict.fromkeys(comp for draw in draws.values() for comp in draw["inputs"]))
     outputs = list(dict.fromkeys([*(drawn[tab_id] for tab_id in draws),
-                                  *(comp for draw in draws.values() for comp in draw["outputs"]), *pause]))
+                                  *(comp for draw in draws.values() for comp in draw["outputs"]), *pause, *also]))
     flags = [drawn[tab_id] for tab_id in draws]
     at = {comp: i for i, comp in enumerate(inputs)}
     head = [] if opened is None else [opened]
@@ -355,13 +356,13 @@ def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterab
     def run(request: gr.Request, *values) -> dict:
         page_tab, values = (values[0], values[1:]) if head else ("", values)
         is_drawn, values = dict(zip(draws, values[:len(flags)])), values[len(flags):]
-        updates = {timer: gr.Timer(active=False) for timer in pause}
+        updates = {**{timer: gr.Timer(active=False) for timer in pause}, **also}
         tab_id = selected or page_tab
         loading = head and page_tab in (None, selected)
         if tab_id in draws and not is_drawn[tab_id] and not loading:
             draw = draws[tab_id]
             try:
-                shown = _call_draw(draw, [values[at[comp]] for comp in draw["inputs"]], request)
+                shown = call_draw(draw, [values[at[comp]] for comp in draw["inputs"]], request)
             except gr.Error as error:   # said as a warning, so that the pauses still land; drawn next time
                 gr.Warning(error.message)
                 return updates or gr.skip()
@@ -372,7 +373,7 @@ def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterab
     return dict(fn=run, inputs=[*head, *flags, *inputs], outputs=outputs)
 
 
-def _call_draw(draw: dict, values: list, request: gr.Request) -> dict:
+def call_draw(draw: dict, values: list, request: gr.Request) -> dict:
     """Run a tab's draw ``fn`` on its input values; its outputs by component."""
     fn = draw["fn"]
     request_param = inspect.signature(fn).parameters.get("request")

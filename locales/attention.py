@@ -7,7 +7,8 @@ STRINGS = {
                       "character-level checkpoints): what every head reads, one layer line by line as the code "
                       "runs it, why the scores are divided by √d, and how the next character is chosen; then "
                       "FlashAttention's tiled softmax and what attention costs as the context grows. "
-                      "Pick a view below.",
+                      "The model and prompt below are the first four views' own, all four at once; "
+                      "pick a view under them.",
         "attn_sub_heads": "All heads",
         "attn_sub_steps": "Step by step",
         "attn_sub_scale": "Why √d",
@@ -19,7 +20,7 @@ STRINGS = {
         "attn_intro": "在本仓库训练的小型 GPT（KV 缓存页的字符级检查点）上实时计算注意力本身："
                       "每个注意力头读取什么、按代码的顺序逐行执行一层注意力、为什么分数要除以 √d、"
                       "以及下一个字符是怎样选出来的；再看 FlashAttention 的分块 softmax，以及上下文变长时注意力的代价。"
-                      "请在下方选择一个视图。",
+                      "下方的模型和提示词由前四个视图共用；请在它们下面选择一个视图。",
         "attn_sub_heads": "所有注意力头",
         "attn_sub_steps": "逐步计算",
         "attn_sub_scale": "为什么除以 √d",

@@ -234,7 +234,7 @@ def test_every_tab_module_is_in_the_app():
     shared = {"common", "i18n", "share", "widgets", "toasts", "touch", "wiring", "worker"}
     tab_modules = {m.name for m in pkgutil.iter_modules(components.__path__)} - shared
     tabs = [module for _, _, module in app.TABS]
-    views = [view for module in tabs for _, _, view in getattr(module, "SUBTABS", ())]
+    views = [view for module in tabs for _, _, view, *_ in getattr(module, "SUBTABS", ())]
     views += [section for module in tabs for section in getattr(module, "SECTIONS", ())]
     assert tab_modules == {module.__name__.split(".")[-1] for module in tabs + views}
 

@@ -77,10 +77,13 @@ def test_chinese_views_and_a_clear_error(browser, server_url, shot):
     expect(page.locator(f"{DETAIL} .gtitle")).to_have_text(re.compile("第 4 层第 2 个头"), timeout=60_000)
     expect(page.locator("#attn_heads_summary")).to_contain_text("前一个字符")
     shot(page, "heads-zh")
-    box = page.locator("#attn_heads_prompt textarea")
+    box = page.locator("#attn_prompt textarea")
     box.fill("")
     box.blur()
     expect(page.locator(".toast-body").first).to_contain_text("提示词是空的", timeout=15_000)
+    box.fill("She opened the door.")                                     # every view reads it: one to draw
+    box.blur()
+    expect(page.locator(f"{DETAIL} .gtitle")).to_have_text(re.compile("查询 20"), timeout=30_000)
 
     for name, selector, text, tag in [("逐步计算", "#attn_steps_check", "在 1e-6 以内", "steps-zh"),
                                       ("为什么除以 √d", "#attn_scale_effect .gtitle", "留出损失", "scale-zh"),
@@ -89,3 +92,42 @@ def test_chinese_views_and_a_clear_error(browser, server_url, shot):
         expect(page.locator(selector)).to_contain_text(text, timeout=60_000)
         shot(page, tag)
     context.close()
+
+
+def test_one_model_and_prompt_for_every_view(page, server_url, shot):
+    """Regression: each view had its own model and prompt, so a prompt typed in "All heads" was gone in "Step
+    by step"; and the query slider ran to 128 after any prompt (past the end: the last character)."""
+    open_tab(page, server_url, "Attention")
+    expect(page.locator(f"{DETAIL} .gtitle")).to_have_text(re.compile("query 64"), timeout=60_000)
+    ends = "id => +document.querySelector(`#${id} input[type=range]`).max"
+    assert page.evaluate(ends, "attn_heads_query") == 64                 # a sub-tab not yet shown is not in the page
+    prompt = page.locator("#attn_prompt textarea")
+    prompt.fill("The rain was falling.")                                   # 21 characters
+    prompt.blur()
+    expect(page.locator(f"{DETAIL} .gtitle")).to_have_text(re.compile(r"query 21 '\.'"), timeout=30_000)
+    assert page.evaluate(ends, "attn_heads_query") == 21
+
+    page.get_by_role("tab", name="Step by step").click()                  # drawn with the prompt typed
+    steps = page.locator("#attn_steps_numbers .gtitle")
+    expect(steps).to_have_text(re.compile(r"query 21 '\.'"), timeout=60_000)
+    assert page.evaluate(ends, "attn_steps_query") == 21
+    page.locator("#attn_model label").filter(has_text="GQA").click()       # redraws the view shown
+    expect(page.locator("#attn_steps_table")).to_contain_text("qkv.split([128, 64, 64]", timeout=30_000)   # 2 KV heads
+    page.get_by_role("tab", name="Next token").click()
+    expect(page.locator("#attn_next_continuation textarea")).to_have_value(re.compile(r"^The rain was falling\."),
+                                                                           timeout=60_000)
+    page.get_by_role("tab", name="FlashAttention").click()
+    expect(page.locator("#attn_shared")).to_be_hidden(timeout=30_000)     # it reads neither
+    page.get_by_role("tab", name="All heads").click()
+    expect(page.locator("#attn_shared")).to_be_visible(timeout=30_000)
+    expect(page.locator(f"{GRID} .gtitle")).to_contain_text("GQA", timeout=30_000)   # the model chosen meanwhile
+    expect(page.locator(".toast-body")).to_have_count(0)
+    shot(page, "heads-shared")
+
+
+def test_an_old_link_to_a_views_prompt_sets_the_tabs(page, server_url):
+    """A link made when each view had its own prompt (``attn_steps_prompt``) sets the tab's prompt."""
+    page.goto(f"{server_url}?tab=attention&view=steps&attn_steps_prompt=Hello%20there.&attn_steps_model=mqa")
+    expect(page.locator("#attn_prompt textarea")).to_have_value("Hello there.", timeout=60_000)
+    expect(page.locator("#attn_steps_numbers .gtitle")).to_have_text(re.compile(r"query 12 '\.'"), timeout=60_000)
+    expect(page.locator("#attn_model input[value=mqa]")).to_be_checked()

@@ -316,3 +316,33 @@ def test_every_choice_a_link_writes_reads_back():
                 assert decode(comp, raw) == value, (elem_id, value, raw)
                 checked += 1
     assert checked > 150, checked
+
+
+def test_a_change_every_view_reads_draws_the_view_shown_and_marks_the_others():
+    """``components.attention.redraw_shown``: the view shown redraws, with the query its fit moved; the
+    others are not drawn, only marked not drawn (they redraw when selected); a refused draw sends nothing."""
+    from components.attention import redraw_shown
+
+    ui = types.SimpleNamespace(prompt=object(), query=object(), a=object(), b=object())
+    drawn = {"heads": object(), "next": object()}
+
+    def fit(prompt: str = "hi", query: int = 1) -> dict:
+        return {"query": gr.update(maximum=len(prompt), value=min(query, len(prompt)))}
+
+    def heads(prompt: str = "hi", query: int = 1) -> dict:
+        return {"a": f"{prompt} @ {whole('query', query, 1, len(prompt))}"}
+
+    def next_char(prompt: str = "hi") -> dict:
+        return {"b": prompt + "!"}
+
+    draws = {"heads": event(heads, ui, ("a",)), "next": event(next_char, ui, ("b",))}
+    ev = redraw_shown(draws, drawn, shown := object(), [event(fit, ui, ("query",))])
+    assert ev["inputs"] == [shown, ui.prompt, ui.query]
+    updates = ev["fn"](None, "heads", "abc", 9)                           # request, view shown, prompt, query
+    assert updates[ui.a] == "abc @ 3" and updates[ui.query]["maximum"] == 3 and ui.b not in updates
+    assert updates[drawn["heads"]] is True and updates[drawn["next"]] is False
+    updates = ev["fn"](None, "next", "abc", 2)
+    assert updates[ui.b] == "abc!" and ui.a not in updates and updates[drawn["heads"]] is False
+    assert set(ev["fn"](None, "flash", "abc", 2)) == {ui.query, *drawn.values()}   # a view reading neither
+    with pytest.raises(gr.Error):
+        ev["fn"](None, "heads", "", 1)                                    # the draw's refusal: nothing sent
