@@ -125,8 +125,9 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "numfmt_exact": "exact", "numfmt_rounded": "rounded", "numfmt_overflow": "overflow → inf/NaN",
         "numfmt_saturated": "saturated: clamped to the range's end", "numfmt_underflow": "underflow → 0",
         "numfmt_subnormal": "rounded to a subnormal (fewer digits)",
+        "numfmt_by_torch": "; PyTorch's `.to()` from float64 stores {v}: it rounds to float32 first, then again",
         "tensors_formats_explain": r"""
-**Bits.** A float is sign × $2^{e}$ × 1.m (exponent e, mantissa m). Exponent bits buy range, mantissa bits buy precision: each cast above is a real torch tensor of that dtype, read back bit by bit.
+**Bits.** A float is sign × $2^{e}$ × 1.m (exponent e, mantissa m). Exponent bits buy range, mantissa bits buy precision: each cast above is a real torch tensor of that dtype, read back bit by bit. The value is rounded once, to nearest even, as IEEE 754 rounds. PyTorch's `.to()` from float64 to fp16, bf16 or fp8 rounds to float32 first and then again, and a number just past a midpoint can land on the wrong side: type 1.00048828125001 (1 + 2⁻¹¹, plus a hair) and fp16 stores 1.0009766, where `.to(torch.float16)` gives 1; the table says so where it happens.
 
 **fp16** has 5 exponent bits: its largest value is 65,504, so large activations or gradients overflow to inf (hence loss scaling). **bf16** keeps fp32's 8 exponent bits (range to 3·10³⁸) and pays with 7 mantissa bits (≈ 2–3 decimal digits): a relative rounding error up to $2^{-8}$. **fp8 E4M3** (max 448, no inf: past it the OCP standard allows NaN or saturation, and PyTorch's cast saturates at 448) serves weights and activations; **E5M2** (max 57,344, then inf) serves gradients. **int8** here is cast as quantisation does: rounded to whole numbers and saturated at −128 and 127 (PyTorch's `.to(torch.int8)` truncates toward zero instead).
 
@@ -340,8 +341,9 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "numfmt_exact": "精确", "numfmt_rounded": "舍入", "numfmt_overflow": "溢出 → inf/NaN",
         "numfmt_saturated": "饱和：截断到范围端点", "numfmt_underflow": "下溢 → 0",
         "numfmt_subnormal": "舍入为次正规数（有效位更少）",
+        "numfmt_by_torch": "；PyTorch 从 float64 直接 `.to()` 得到 {v}：先舍入到 float32，再舍入一次",
         "tensors_formats_explain": r"""
-**位。** 浮点数 = 符号 × $2^{e}$ × 1.m（e 为指数，m 为尾数）。指数位决定范围，尾数位决定精度：上面每次转换得到的都是该 dtype 的真实 torch 张量，再逐位读出。
+**位。** 浮点数 = 符号 × $2^{e}$ × 1.m（e 为指数，m 为尾数）。指数位决定范围，尾数位决定精度：上面每次转换得到的都是该 dtype 的真实 torch 张量，再逐位读出。数值只舍入一次（就近舍入、平局取偶），与 IEEE 754 相同。PyTorch 从 float64 `.to()` 到 fp16、bf16 或 fp8 时先舍入到 float32、再舍入一次，刚好越过中点一点的数可能被舍到错误的一侧：输入 1.00048828125001（1 + 2⁻¹¹ 再多一点点），fp16 存为 1.0009766，而 `.to(torch.float16)` 得到 1；出现这种情况时表格会注明。
 
 **fp16** 只有 5 个指数位，最大值为 65,504，大的激活或梯度会溢出为 inf（因此需要损失缩放）。**bf16** 保留 fp32 的 8 个指数位（范围到 3·10³⁸），代价是只有 7 个尾数位（约 2–3 位十进制有效数字）：相对舍入误差最高 $2^{-8}$。**fp8 E4M3**（最大 448，没有 inf：超出时 OCP 标准允许得到 NaN 或饱和，PyTorch 的转换饱和到 448）用于权重和激活；**E5M2**（最大 57,344，再大就是 inf）用于梯度。**int8** 在这里按量化的方式转换：舍入到整数，并在 −128 和 127 处饱和（PyTorch 的 `.to(torch.int8)` 则是向零截断）。
 

@@ -1,6 +1,8 @@
 """Number formats of deep learning, as bit fields, and what casting a value to each really does.
 
-Every value shown is computed by casting a real torch tensor (fp8 included) and reading its bits.
+Every value shown is rounded once to the format, as IEEE 754 rounds (:func:`round_to_format`: PyTorch's
+own ``.to(dtype)`` from float64 rounds twice), stored in a real torch tensor of the format (fp8 included)
+and its bits read from there.
 Reference: IEEE 754 (fp32, fp16), Google Brain bfloat16, Micikevicius et al. 2022 "FP8 Formats for
 Deep Learning" (E4M3 has no infinities and tops out at 448; E5M2 keeps IEEE's specials).
 """
@@ -82,6 +84,7 @@ class Cast:
     abs_error: float | None
     rel_error: float | None
     note: str                   # "overflow", "underflow to zero", "rounded", "subnormal", "exact", "saturated"
+    by_torch: float | None = None   # what PyTorch's .to(dtype) from float64 stores, where it differs (twice rounded)
 
 
 def bits_of(t: torch.Tensor) -> str:
@@ -95,8 +98,26 @@ def bits_of(t: torch.Tensor) -> str:
     return format(raw, f"0{nbits}b")
 
 
+def round_to_format(x: torch.Tensor, fmt: Format) -> torch.Tensor:
+    """Float64 ``x`` rounded once to the nearest number of the float format ``fmt``, ties to even (IEEE 754),
+    for magnitudes below the format's range end (:func:`_float_range_end`); returned as float64.
+
+    PyTorch's ``.to(dtype)`` from float64 to fp16, bf16 or fp8 rounds twice, to float32 and then to the
+    format: a number a hair above a midpoint lands on the midpoint, and the tie goes to the even side.
+
+    >>> x = torch.tensor([1 + 2**-11 + 2**-40], dtype=torch.float64)   # just past the midpoint of 1 and 1 + 2^-10
+    >>> round_to_format(x, FORMATS[1]).item(), x.to(torch.float16).item()
+    (1.0009765625, 1.0)
+    """
+    emin = math.frexp(torch.finfo(fmt.dtype).smallest_normal)[1] - 1     # the smallest normal is 2^emin
+    _, e = torch.frexp(x)                                                # (N,) x = m · 2^e, 1/2 ≤ |m| < 1
+    step = (e.long() - 1).clamp(min=emin) - fmt.mantissa                 # (N,) log2 of the spacing at x
+    return torch.ldexp(torch.round(torch.ldexp(x, -step)), step)        # (N,) torch.round: ties to even
+
+
 def cast(value: float, fmt: Format) -> Cast:
-    """Cast ``value`` to ``fmt``: a float format as PyTorch's ``.to(dtype)`` does (round to nearest even;
+    """Cast ``value`` to ``fmt``: a float format as IEEE 754 rounds (once, to nearest even,
+    :func:`round_to_format`; ``by_torch`` holds PyTorch's ``.to(dtype)`` where its double rounding differs;
     past the largest value plus half a step, fp16 and E5M2 overflow to inf and E4M3, which has no inf,
     saturates at 448: clamped here first, as PyTorch 2.13 does, since older builds store NaN above
     464); int8 as quantisation does: round to nearest, then clamp to [−128, 127] (PyTorch's
@@ -108,15 +129,21 @@ def cast(value: float, fmt: Format) -> Cast:
     ('rounded', 'overflow')
     >>> cast(1e-40, FORMATS[2]).note, cast(1e-40, FORMATS[2]).stored          # bf16's smallest subnormal, 2^-133
     ('subnormal', 9.183549615799121e-41)
+    >>> c = cast(1 + 2**-8 + 2**-40, FORMATS[2])                             # past bf16's midpoint of 1 and 1 + 2^-7
+    >>> c.stored, c.by_torch
+    (1.0078125, 1.0)
     """
     if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value \
             or abs(value) > NUMFORMAT_MAX_ABS:
         raise ValueError(f"value = {value!r} must be a finite number with |value| <= 1e300")
     x = torch.tensor([float(value)], dtype=torch.float64)
-    if fmt.is_float:
-        if not fmt.has_inf and _beyond_range(value, fmt):
-            x = x.clamp(-facts(fmt).max, facts(fmt).max)
-        t = x.to(fmt.dtype)
+    by_torch = None
+    if fmt.is_float and _beyond_range(value, fmt):
+        t = x.to(fmt.dtype) if fmt.has_inf else x.clamp(-facts(fmt).max, facts(fmt).max).to(fmt.dtype)
+    elif fmt.is_float:
+        t = round_to_format(x, fmt).to(fmt.dtype)                       # exact: a number of the format
+        twice = float(x.to(fmt.dtype).to(torch.float64).item())
+        by_torch = twice if twice != float(t.to(torch.float64).item()) else None
     else:
         info = torch.iinfo(fmt.dtype)
         t = x.round().clamp(info.min, info.max).to(fmt.dtype)
@@ -135,7 +162,7 @@ def cast(value: float, fmt: Format) -> Cast:
         note = "rounded"
     err = abs(stored - value) if math.isfinite(stored) else None
     rel = err / abs(value) if err is not None and value != 0 else None
-    return Cast(fmt.name, stored, bits_of(t), err, rel, note)
+    return Cast(fmt.name, stored, bits_of(t), err, rel, note, by_torch)
 
 
 def _beyond_range(value: float, fmt: Format) -> bool:
@@ -166,16 +193,17 @@ def _float_range_end(fmt: Format) -> float:
 
 
 def relative_errors(fmt: Format, x: torch.Tensor) -> torch.Tensor:
-    """``|stored - x| / x`` for positive float64 magnitudes ``x`` cast to ``fmt`` (round to nearest even);
-    NaN where the format cannot hold the number: overflow (inf/NaN), flush to zero, saturation (decided as
-    :func:`cast` decides it: a number that rounds to the largest value is rounded, not lost).
+    """``|stored - x| / x`` for positive float64 magnitudes ``x`` cast to ``fmt`` (rounded once to nearest even,
+    :func:`round_to_format`); NaN where the format cannot hold the number: overflow (inf/NaN), flush to
+    zero, saturation (decided as :func:`cast` decides it: a number that rounds to the largest value is
+    rounded, not lost).
 
     >>> relative_errors(FORMATS[1], torch.tensor([1.0, 1e5, 1e-9], dtype=torch.float64)).tolist()
     [0.0, nan, nan]
     """
     if fmt.is_float:
-        stored = x.to(fmt.dtype).to(torch.float64)                          # (N,)
         beyond = x >= _float_range_end(fmt)                                 # (N,)
+        stored = round_to_format(x.masked_fill(beyond, 0), fmt)             # (N,) beyond: lost, below
     else:
         info = torch.iinfo(fmt.dtype)
         stored = x.round().clamp(info.min, info.max).to(fmt.dtype).to(torch.float64)

@@ -186,6 +186,65 @@ def test_fp16_cast_equals_numpy(value):
     assert c.bits == format(int(np.array(value, dtype=np.float16).view(np.uint16)), "016b")
 
 
+def _rounded_exactly(value: float, fmt) -> float:
+    """``value`` rounded to ``fmt`` in exact rational arithmetic (``Fraction``, whose ``round`` takes ties to
+    even): the spacing where it lies is 2^(max(e, emin) − mantissa bits), e its binade."""
+    from fractions import Fraction
+    if value == 0:
+        return 0.0
+    emin = math.frexp(torch.finfo(fmt.dtype).smallest_normal)[1] - 1
+    step = Fraction(2) ** (max(math.frexp(value)[1] - 1, emin) - fmt.mantissa)
+    return float(round(Fraction(value) / step) * step)
+
+
+def _near_midpoints(fmt, n: int = 400, seed: int = 0) -> list[float]:
+    """Values at, a hair above and a hair below midpoints between neighbours of ``fmt``, in every kind of
+    binade it has (subnormal, normal, near its largest value), both signs."""
+    g = torch.Generator().manual_seed(seed)
+    info = torch.finfo(fmt.dtype)
+    emin, emax = math.frexp(info.smallest_normal)[1] - 1, math.frexp(info.max)[1] - 2   # below the top binade
+    values = []
+    for _ in range(n):
+        e = int(torch.randint(emin - 1, emax + 1, (1,), generator=g))
+        step = 2.0 ** (max(e, emin) - fmt.mantissa)
+        k = int(torch.randint(0, 2 ** fmt.mantissa, (1,), generator=g))
+        mid = (2.0 ** e if e >= emin else 0.0) + (k + 0.5) * step
+        sign = -1.0 if int(torch.randint(0, 2, (1,), generator=g)) else 1.0
+        values += [sign * mid, sign * mid * (1 + 2.0**-40), sign * mid * (1 - 2.0**-40)]
+    return values
+
+
+@pytest.mark.parametrize("name", ["fp16", "bf16", "fp8 E4M3", "fp8 E5M2"])
+def test_a_cast_rounds_once_as_ieee_does(name):
+    """Regression: casts went through ``.to(dtype)``, which from float64 rounds to float32 first and then
+    again: 1 + 2^-11 + 2^-40 was 1.0 in fp16 (numpy and IEEE: 1 + 2^-10). Checked against exact rational
+    rounding on 1,200 values at and beside midpoints, subnormals included; fp16 against numpy too."""
+    from models.numformats import relative_errors, round_to_format
+    fmt = next(f for f in FORMATS if f.name == name)
+    values = _near_midpoints(fmt)
+    expected = [_rounded_exactly(v, fmt) for v in values]
+    got = round_to_format(torch.tensor(values, dtype=torch.float64), fmt).tolist()
+    assert got == expected
+    if name == "fp16":
+        assert expected == [float(np.float16(v)) for v in values]
+    twice = torch.tensor(values, dtype=torch.float64).to(fmt.dtype).to(torch.float64).tolist()
+    assert twice != expected                                             # .to() alone gets some wrong
+    stored = [cast(v, fmt).stored for v in values[:60]]
+    assert stored == expected[:60]
+    positive = torch.tensor([abs(v) for v in values if v], dtype=torch.float64)
+    exact = torch.tensor([abs(_rounded_exactly(abs(v), fmt)) for v in values if v], dtype=torch.float64)
+    errors = relative_errors(fmt, positive)
+    kept = exact != 0                                                    # flushed to zero: NaN, as the cast says
+    assert torch.equal(errors[kept], ((exact - positive).abs() / positive)[kept])
+
+
+def test_a_cast_says_where_pytorchs_own_cast_differs():
+    c = cast(1 + 2**-11 + 2**-40, FORMATS[1])
+    assert (c.stored, c.by_torch, c.note) == (1 + 2**-10, 1.0, "rounded")
+    assert c.bits == format(int(np.array(1 + 2**-10, dtype=np.float16).view(np.uint16)), "016b")
+    assert cast(0.1, FORMATS[1]).by_torch is None and cast(1.0, FORMATS[2]).by_torch is None
+
+
 def test_the_error_curves_lose_a_number_where_the_cast_does():
     """Regression: the error curves counted every number past the largest value as lost, though fp16 rounds
     65,510 to 65,504 (numpy agrees) and E4M3 rounds 450 to 448; int8 rounds 127.4 to 127."""

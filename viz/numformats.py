@@ -54,7 +54,8 @@ def formats_markdown(value: float, casts: list, format_facts: list, lang: str = 
     rows = []
     for c, f in zip(casts, format_facts):
         err = f"{c.rel_error:.2e}" if c.rel_error is not None else "—"
-        note = tr(lang, NOTES[c.note])
+        note = tr(lang, NOTES[c.note]) + (tr(lang, "numfmt_by_torch", v=f"{c.by_torch:.8g}") if c.by_torch is not None
+                                          else "")
         rows.append(f"| {c.format} | {f.max:.6g} | {f.smallest_normal:.3g} | {f.eps:.3g} | {f.decimal_digits} | "
                     f"{c.stored:.8g} | {err} | {note} |" if f.eps is not None else
                     f"| {c.format} | {f.max:.0f} | — | — | — | {c.stored:.8g} | {err} | {note} |")
