@@ -258,8 +258,8 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "tensors_fig_memory_title": "每一步的存储，按内存顺序排列：格子里的数字（和颜色）是视图读取它的次序；灰色：不读取",
         "tensors_fig_position": "在存储中的位置",
         "tensors_fig_cell_hover": "位置 {position}<br>值 {value}<br>视图把它读作第 {reads} 个元素",
-        "tensors_fig_bar_shared": "读取次序（原张量的存储）",
-        "tensors_fig_bar_copy": "读取次序（新的存储）",
+        "tensors_fig_bar_shared": "原存储",                    # above the bar: the figure's title says "读取次序"
+        "tensors_fig_bar_copy": "新存储",
         "tensors_fig_written": "通过这个视图写入的值落在这里",
         "tensors_fig_refused": "✗ PyTorch 拒绝了：见下表",
         "tensors_fig_view_title": "第 {step} 步：{op} · 形状 {shape}，步长 {stride}，偏移 {offset}",

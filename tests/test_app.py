@@ -1,6 +1,7 @@
 """The app as a whole: cold import, translations, the shared device backend, the error bridge."""
 import importlib
 import pkgutil
+import re
 import subprocess
 import sys
 import textwrap
@@ -338,3 +339,37 @@ def test_the_served_queue_looks_for_events_every_few_ms_not_every_one(server_url
     makes it QUEUE_POLL_S (``bench/bench_idle.py`` measures the CPU), and a launch keeps it."""
     import app
     assert app.demo._queue.sleep_when_free == app.QUEUE_POLL_S == 0.005
+
+
+def _colorbar_titles(value) -> list[dict]:
+    """Every colour bar's title in a figure (a ``PlainFigure``, a Plotly dict, or a nesting of them)."""
+    if hasattr(value, "to_plotly_json") and not isinstance(value, dict):
+        value = value.to_plotly_json()
+    if isinstance(value, dict):
+        found = [value["colorbar"]["title"]] if isinstance(value.get("colorbar"), dict) and \
+            "title" in value["colorbar"] else []
+        return found + [t for v in value.values() for t in _colorbar_titles(v)]
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _colorbar_titles(v)]
+    return []
+
+
+def test_no_colour_bar_turns_chinese_on_its_side():
+    """Regression: colour-bar titles read upward beside the bar ("side": "right"), and in Chinese every
+    character lay on its side. A CJK title now sits above its bar, level; a Latin one stays beside it."""
+    from components.attention_heads import attention_heads
+    from components.masks import compute_masks
+    from components.positions import positions_compare
+    from components.tensors import set_preset, tensor_layout
+
+    titles = {}
+    for lang in ("zh-CN", "en"):
+        request = types.SimpleNamespace(headers={"accept-language": lang})
+        preset = set_preset("heads_merge")                                  # a copy: the two bars
+        outs = [compute_masks(request=request), attention_heads(mode="heatmap", request=request),
+                positions_compare(request=request),
+                tensor_layout(preset["shape"], preset["ops"], preset["step"], request=request)]
+        titles[lang] = _colorbar_titles([list(out.values()) for out in outs])
+    cjk = [t for t in titles["zh-CN"] if re.search(r"[\u4e00-\u9fff]", t.get("text", ""))]
+    assert len(cjk) >= 6 and {t["side"] for t in cjk} == {"top"}
+    assert {t["side"] for t in titles["en"] if "side" in t} == {"right"}

@@ -12,7 +12,8 @@ import math
 
 from locales import tr
 from models.attention_explore import PATTERN_THRESHOLD, PATTERNS
-from viz.common import WEIGHT_SCALE, PlainFigure, axis_ref, base_layout, finite, plain_figure, spaced, subplot_row
+from viz.common import (WEIGHT_SCALE, PlainFigure, axis_ref, base_layout, colorbar_title, finite, plain_figure, spaced,
+                         subplot_row)
 
 DIVERGING = [[0.0, "#2166ac"], [0.25, "#92c5de"], [0.5, "#f7f7f7"], [0.75, "#f4a582"], [1.0, "#b2182b"]]
 COLORS = {"trained": "#4f46e5", "changed": "#ef4444", "theory": "#111827", "kept": "#4f46e5", "cut_k": "#cbd5e1",
@@ -113,7 +114,7 @@ def head_detail(view, layer: int, head: int, query: int, mode: str = "lines", la
                   for k in range(T)] for q in range(T)]
         data = [{"type": "heatmap", "z": _grid(weights), "zmin": 0, "zmax": 1, "colorscale": WEIGHT_SCALE,
                  "text": hover, "hovertemplate": "%{text}<extra></extra>",
-                 "colorbar": {"title": {"text": tr(lang, "attn_view_weight"), "side": "right"}, "thickness": 12}}]
+                 "colorbar": {"title": colorbar_title(tr(lang, "attn_view_weight")), "thickness": 12}}]
         # Square cells of ~12 px: a label (10 px type) on each up to 64 characters, every other one past that.
         ticks = _ticks(labels, most=64)
         layout = {"xaxis": ticks | {"title": {"text": tr(lang, "attn_view_key")}, "side": "bottom"},
@@ -179,7 +180,7 @@ def patterns_figure(view, lang: str = "en") -> PlainFigure:
                      "texttemplate": "%{text}", "textfont": {"size": 10}, "showscale": n == 1,
                      "customdata": [[f"{c:.3f}" if math.isfinite(c) else "–" for c in chance]] * len(rows),
                      "hovertemplate": "%{text} (" + tr(lang, "attn_heads_fig_chance") + " %{customdata})<extra></extra>",
-                     "colorbar": {"title": {"text": tr(lang, "attn_heads_fig_share"), "side": "right"}, "thickness": 12},
+                     "colorbar": {"title": colorbar_title(tr(lang, "attn_heads_fig_share")), "thickness": 12},
                      **axis_ref(n)})
     titles = [tr(lang, "attn_heads_fig_held_out", chars=view.held_out.chars),
               tr(lang, "attn_heads_fig_on_prompt", chars=view.prompt.chars)]

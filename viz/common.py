@@ -197,6 +197,19 @@ def wrapped(text: str, width: float, size: float = 12) -> str:
     return "<br>".join(lines + [line.rstrip()])
 
 
+def colorbar_title(text: str, width: float = 72) -> dict:
+    """A colour bar's title: beside the bar, turned to read upward, when its text is Latin; above the bar,
+    level and wrapped to ``width`` px (:func:`wrapped`), when it holds CJK characters, which a turn would
+    lay on their sides.
+
+    >>> colorbar_title("weight"), colorbar_title("读取次序（新的存储）")["text"]
+    ({'text': 'weight', 'side': 'right'}, '读取次序（新<br>的存储）')
+    """
+    if any(unicodedata.east_asian_width(c) in "WF" for c in text):
+        return {"text": wrapped(text, width), "side": "top"}
+    return {"text": text, "side": "right"}
+
+
 # An empty figure's message stays within what a phone shows of the figure's box (its left ~330 px).
 WAITING_WIDTH_PX = 280
 

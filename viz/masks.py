@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from locales import tr
 from viz.common import (ALLOWED_COLOR, MASKED_COLOR, NAN_COLOR, PLOT_WIDTH, WEIGHT_SCALE, PlainFigure, axis_ref,
-                        base_layout, finite_grid, plain_figure, spaced, subplot_row, text_px)
+                        base_layout, colorbar_title, finite_grid, plain_figure, spaced, subplot_row, text_px)
 
 CONVENTIONS = ("allow", "masked")   # True = may attend (PyTorch) | 1 = masked (many tutorials)
 HOVER = "query %{y} → key %{x}: %{text}<extra></extra>"
@@ -126,7 +126,7 @@ def _weights_heatmap(weights: list[list[float]], panel: int, lang: str, *, text:
     return {"type": "heatmap", "z": finite_grid(weights), "zmin": 0, "zmax": 1, "colorscale": WEIGHT_SCALE,
             "xgap": 1, "ygap": 1, "text": [[f"{w:.2f}" if w == w else "NaN" for w in row] for row in weights],
             "texttemplate": "%{text}" if text else "", "hovertemplate": HOVER,
-            "colorbar": {"title": {"text": tr(lang, "masks_fig_weight"), "side": "right"}, "len": 0.8, "thickness": 12},
+            "colorbar": {"title": colorbar_title(tr(lang, "masks_fig_weight")), "len": 0.8, "thickness": 12},
             **axis_ref(panel)}
 
 

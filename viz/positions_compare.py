@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from locales import tr
-from viz.common import PlainFigure, axis_ref, base_layout, finite_grid, plain_figure, subplot_row
+from viz.common import PlainFigure, axis_ref, base_layout, colorbar_title, finite_grid, plain_figure, subplot_row
 from viz.positions import DIVERGING, num, ramp
 
 # --------------------------------------------------------------------------- conventions
@@ -144,7 +144,7 @@ def alibi_figure(bias: list[list[list[float]]], heads: list[int], slopes: list[f
     scale = [[0.0, "#08306b"], [0.5, "#6baed6"], [0.85, "#deebf7"], [1.0, "#ffffff"]]
     data = [{"type": "heatmap", "z": finite_grid(grid), "zmin": floor, "zmax": 0, "colorscale": scale,
              "showscale": p == 0, "hovertemplate": hover,
-             "colorbar": {"title": {"text": tr(lang, "pos_fig_bias"), "side": "right"}, "len": 0.8, "thickness": 12, "x": 1.02},
+             "colorbar": {"title": colorbar_title(tr(lang, "pos_fig_bias")), "len": 0.8, "thickness": 12, "x": 1.02},
              **axis_ref(p)} for p, grid in enumerate(bias)]
     rows = math.ceil(len(heads) / cols)
     layout = _grid(titles, cols)

@@ -6,7 +6,7 @@ Plain dicts (:func:`viz.common.plain_figure`): the view redraws on every edit, w
 from __future__ import annotations
 
 from locales import tr
-from viz.common import PLOT_WIDTH, base_layout, plain_figure
+from viz.common import PLOT_WIDTH, base_layout, colorbar_title, plain_figure
 
 UNREAD = "#e5e7eb"                 # a storage cell this view does not read
 ERROR = "#dc2626"
@@ -73,7 +73,7 @@ def memory_figure(steps: list, lang: str = "en") -> dict:
                                          reads="%{customdata[1]}") + "<extra></extra>", "colorscale": scale,
                      "zmin": 0,
                      "zmax": max(top, 1), "xgap": 1, "ygap": 3, "hoverongaps": False,
-                     "colorbar": {"title": {"text": tr(lang, f"tensors_fig_bar_{kind}"), "side": "right"},
+                     "colorbar": {"title": colorbar_title(tr(lang, f"tensors_fig_bar_{kind}")),
                                   "x": x_bar, "len": 0.9, "thickness": 10}})
     outlines = [{"type": "rect", "xref": "x", "yref": "y", "x0": x - 0.5, "x1": x + 0.5, "y0": r - 0.42,
                  "y1": r + 0.42, "line": {"color": WRITE, "width": 2}} for x, r in zip(written_x, written_y)]
