@@ -23,6 +23,7 @@ GROUPS = {  # accordion -> fields, in the order a config.json lists them
                   "qk_norm", "qk_norm_all", "mlp_bias"],
     "calc_moe": ["n_experts", "top_k", "n_shared_experts", "expert_dim", "first_dense_layers", "shared_expert_gate"],
     "calc_mla": ["kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"],
+    "calc_window": ["sliding_window", "sliding_layers"],
 }
 GPU_CHOICES = (24.0, 40.0, 48.0, 80.0, 141.0)
 DEFAULT_PRESET = "Llama-3-8B"

@@ -14,6 +14,7 @@ _FIELD_EN = {
     "first_dense_layers": "first dense layers (first_k_dense_replace)", "kv_lora_rank": "KV latent rank (0 = no MLA)",
     "q_lora_rank": "Q latent rank (0 = none)", "qk_rope_head_dim": "RoPE key dim", "qk_nope_head_dim": "non-RoPE q/k dim",
     "v_head_dim": "value head dim",
+    "sliding_window": "window W (sliding_window; 0 = none)", "sliding_layers": "layers with the window",
 }
 _FIELD_ZH = {
     "vocab_size": "词表大小", "d_model": "d_model（hidden_size）", "n_layers": "层数", "n_heads": "注意力头数",
@@ -28,6 +29,7 @@ _FIELD_ZH = {
     "expert_dim": "专家 FFN 宽度（moe_intermediate_size）", "first_dense_layers": "开头的稠密层数（first_k_dense_replace）",
     "kv_lora_rank": "KV 潜在秩（0 = 不用 MLA）", "q_lora_rank": "Q 潜在秩（0 = 无）", "qk_rope_head_dim": "RoPE 键维度",
     "qk_nope_head_dim": "不带 RoPE 的 q/k 维度", "v_head_dim": "V 头维度",
+    "sliding_window": "窗口 W（sliding_window；0 = 无）", "sliding_layers": "使用窗口的层数",
 }
 
 STRINGS = {
@@ -42,6 +44,7 @@ STRINGS = {
         "calc_tiny_mqa": "Tiny GPT · MQA (KV tab)", "calc_tiny_mla": "Tiny GPT · MLA r=32 (KV tab)", "calc_paste": "Paste a config.json",
         "calc_json": "config.json", "calc_load": "Load config", "calc_core": "Architecture",
         "calc_moe": "Mixture of experts", "calc_mla": "Multi-head latent attention (DeepSeek)",
+        "calc_window": "Sliding-window attention (Mistral, Gemma)",
         "calc_run": "Run", "calc_seq": "context length (tokens)", "calc_batch": "batch",
         "calc_wdtype": "weights dtype (inference)", "calc_kvdtype": "KV cache dtype",
         "calc_tokens": "training tokens D", "calc_recipe": "training recipe (bytes per parameter)",
@@ -142,6 +145,9 @@ STRINGS = {
         "calc_s_train": "6·N·D = 6 · {N} · {D} = {C} FLOP",
         "calc_s_kv_mla_note": "MLA caches one latent per token: no factor 2",
         "calc_s_crossover": "the cache holds as many bytes as the weights at {t:,} tokens",
+        "calc_s_no_crossover": "every layer keeps its last {w:,} tokens only: the cache stops growing there and "
+                               "never holds as many bytes as the weights",
+        "calc_s_kv_window_note": "L_w of the L layers keep only their last W tokens, a rolling buffer",
         "calc_s_inference": "{weights} N·{dtype} = {w} B + {kv_cache} {kv} B; GPUs = ⌈total / ({gib} GiB · {usable})⌉",
         "calc_s_training": '{bpp} bytes per parameter, {recipe} ({parts}); source: {source}. + {activations} ({recompute}, {attention}) {act}',
         "calc_s_activations": "Activations after Korthikanti et al. 2022 (eq. 1–2): L·s·b·h·(34 + 5·a·s/h) bytes, counted for 16-bit GPT-3 blocks (MHA, a 4h GELU MLP, LayerNorm, dropout): per layer 11·s·b·h attention, 19·s·b·h MLP, 4·s·b·h norms, and 5·a·s²·b for the scores, softmax and its dropout. Here: {L}·{s}·{b}·{h}·{factor} = {act} B ({how}). Not a GPT-3 block? A SwiGLU FFN keeps gate, up and their product, f wide each, so the MLP's share scales with f, not 4h; GQA stores K and V for n_kv of the a heads, shrinking part of the 11·s·b·h; an MoE layer keeps every token's top-k expert activations and the router's, about k times the FFN's share.",
@@ -173,6 +179,9 @@ STRINGS = {
                                  "this calculator counts dense layers before MoE layers only",
         "calc_err_shared_gate": "shared_expert_gate gates the shared experts: set n_shared_experts ≥ 1",
         "calc_err_qk_norm_all": "qk_norm_all says the q/k norms span all heads: tick qk_norm too",
+        "calc_err_layer_types": "layer_types must list one kind per layer: {n} of them",
+        "calc_err_window": "a sliding window needs both its width and the layers that use it: sliding_window = "
+                           "{window}, sliding_layers = {layers} (both 0: no window)",
         "calc_err_mla_extras": "MLA (kv_lora_rank > 0) here has no attention biases and no q/k norms, as "
                                "DeepSeek's: untick attn_bias, qkv_bias and qk_norm",
         "calc_err_too_many_modules": "{name} has too many modules to build here (~{linears:,} linear layers; "
@@ -192,6 +201,7 @@ STRINGS = {
         "calc_tiny_mqa": "微型 GPT · MQA（KV 缓存页）", "calc_tiny_mla": "微型 GPT · MLA r=32（KV 缓存页）", "calc_paste": "粘贴 config.json",
         "calc_json": "config.json", "calc_load": "载入配置", "calc_core": "架构",
         "calc_moe": "混合专家", "calc_mla": "多头潜在注意力（DeepSeek）",
+        "calc_window": "滑动窗口注意力（Mistral、Gemma）",
         "calc_run": "运行设置", "calc_seq": "上下文长度（词元）", "calc_batch": "批大小",
         "calc_wdtype": "权重数据类型（推理）", "calc_kvdtype": "KV 缓存数据类型",
         "calc_tokens": "训练词元数 D", "calc_recipe": "训练配方（每个参数的字节数）",
@@ -289,6 +299,8 @@ STRINGS = {
         "calc_s_train": "6·N·D = 6 · {N} · {D} = {C} FLOP",
         "calc_s_kv_mla_note": "MLA 每个词元只缓存一个潜在向量：没有因子 2",
         "calc_s_crossover": "在 {t:,} 个词元时缓存的字节数与权重相同",
+        "calc_s_no_crossover": "每一层只保留最近 {w:,} 个词元：缓存到这里就不再增长，永远达不到权重的字节数",
+        "calc_s_kv_window_note": "L 层中有 L_w 层只保留最近 W 个词元，即滚动缓冲区",
         "calc_s_inference": "{weights} N·{dtype} = {w} B + {kv_cache} {kv} B；GPU 数 = ⌈总量 / ({gib} GiB · {usable})⌉",
         "calc_s_training": '每个参数 {bpp} 字节，{recipe}（{parts}）；出处：{source}。+ {activations}（{recompute}，{attention}）{act}',
         "calc_s_activations": '激活值按 Korthikanti 等（2022，式 1–2）：L·s·b·h·(34 + 5·a·s/h) 字节，按 16 位的 GPT-3 块计算（MHA、4h 宽的 GELU MLP、LayerNorm、dropout）：每层注意力 11·s·b·h，MLP 19·s·b·h，归一化 4·s·b·h，注意力分数、softmax 及其 dropout 共 5·a·s²·b。这里：{L}·{s}·{b}·{h}·{factor} = {act} B（{how}）。不是 GPT-3 块时：SwiGLU FFN 要保存 gate、up 和它们的乘积，每个宽 f，所以 MLP 那部分随 f 而不是 4h 变化；GQA 只为 a 个头中的 n_kv 个存 K 和 V，减少 11·s·b·h 中的一部分；MoE 层要保存每个词元所选 top-k 个专家和路由器的激活值，约为 FFN 那部分的 k 倍。',
@@ -320,6 +332,9 @@ STRINGS = {
                                  "本计算器只计算位于 MoE 层之前的稠密层",
         "calc_err_shared_gate": "shared_expert_gate 是共享专家的门控：请设置 n_shared_experts ≥ 1",
         "calc_err_qk_norm_all": "qk_norm_all 表示 q/k 归一化覆盖所有头：请同时勾选 qk_norm",
+        "calc_err_layer_types": "layer_types 必须为每一层列出一种类型：共 {n} 个",
+        "calc_err_window": "滑动窗口需要同时给出宽度和使用它的层数：sliding_window = {window}，sliding_layers = "
+                           "{layers}（两者都为 0：没有窗口）",
         "calc_err_mla_extras": "这里的 MLA（kv_lora_rank > 0）与 DeepSeek 一样没有注意力偏置和 q/k 归一化："
                                "请取消 attn_bias、qkv_bias 和 qk_norm",
         "calc_err_too_many_modules": "{name} 的模块太多，无法在这里构建（约 {linears:,} 个线性层；核对最多构建 {limit:,} 个）",

@@ -45,7 +45,7 @@ from models.limits import (ATTN_COST_BATCH, ATTN_COST_CUDA_FREE_FRACTION, ATTN_C
                            ATTN_COST_MAX_BYTES_CPU, ATTN_COST_MAX_BYTES_CUDA, ATTN_COST_MAX_CALL_S,
                            ATTN_COST_HEADS, ATTN_COST_MAX_SECONDS,
                            ATTN_COST_MAX_T_CPU, ATTN_COST_MAX_T_CUDA, ATTN_COST_MIN_T, ATTN_COST_TILED_BLOCK,
-                           ATTN_DECODE_STEPS, ATTN_SLIDING_WINDOW, KV_CONTEXT)
+                           ATTN_DECODE_STEPS, KV_CONTEXT)
 
 IMPLEMENTATIONS = ("naive", "sdpa", "tiled")
 # The op that SDPA dispatched to, as the profiler names it -> the backend's key (locales: attn_backend_<key>).
@@ -342,15 +342,17 @@ def fit_line(xs: list[float], ys: list[float]) -> tuple[float, float]:
     return my - slope * mx, slope
 
 
-def mistral_window_cache(Ts: list[int], window: int = ATTN_SLIDING_WINDOW) -> list[tuple[int, int, int]]:
-    """Mistral-7B v0.1's KV cache (bf16, one sequence) at each T: full, and with its rolling window.
+def mistral_window_cache(Ts: list[int]) -> list[tuple[int, int, int]]:
+    """Mistral-7B v0.1's KV cache (bf16, one sequence) at each T: were every layer to keep every token, and
+    as it is, each layer a rolling buffer of its window (the calculator's preset).
 
     >>> mistral_window_cache([8192])[0][1] // 2**20, mistral_window_cache([8192])[0][2] // 2**20
     (1024, 512)
     """
-    from models.calculator import PRESETS, kv_cache_bytes
+    from models.calculator import PRESETS, kv_cache_bytes, with_changes
     spec = PRESETS["Mistral-7B v0.1"]
-    return [(T, kv_cache_bytes(spec, T, 1, "bf16"), kv_cache_bytes(spec, min(T, window), 1, "bf16")) for T in Ts]
+    full = with_changes(spec, sliding_window=0, sliding_layers=0)
+    return [(T, kv_cache_bytes(full, T, 1, "bf16"), kv_cache_bytes(spec, T, 1, "bf16")) for T in Ts]
 
 
 def decode_step_times(contexts: tuple[int, ...] = DECODE_CONTEXTS, *, steps: int = ATTN_DECODE_STEPS, seed: int = 0,
@@ -404,7 +406,8 @@ def cost_sweep(max_T: int = ATTN_COST_MAX_T_CPU, head_dim: int = 64, heads: int 
     device = resolve_device(device)
     Ts, shape, budget = check_sweep(max_T, head_dim, heads, batch, dtype, device)
     start = time.perf_counter()
-    sweep = CostSweep(device_name(device), shape, whole("attn_block", block, 1), ATTN_SLIDING_WINDOW, budget,
+    from models.kv_layouts import MISTRAL_WINDOW
+    sweep = CostSweep(device_name(device), shape, whole("attn_block", block, 1), MISTRAL_WINDOW, budget,
                       torch.get_num_threads() if device.type == "cpu" else 0, contexts=tuple(Ts),
                       window_cache=tuple(mistral_window_cache(contexts(ATTN_COST_MAX_T_CUDA))))
     if decode:

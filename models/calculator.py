@@ -48,7 +48,8 @@ FIELD_RANGES = {"vocab_size": (1, CALC_MAX_DIM), "d_model": (1, CALC_MAX_DIM), "
                 "n_shared_experts": (0, CALC_MAX_EXPERTS), "expert_dim": (0, CALC_MAX_DIM),
                 "first_dense_layers": (0, CALC_MAX_LAYERS), "kv_lora_rank": (0, CALC_MAX_DIM),
                 "q_lora_rank": (0, CALC_MAX_DIM), "qk_rope_head_dim": (0, CALC_MAX_DIM),
-                "qk_nope_head_dim": (0, CALC_MAX_DIM), "v_head_dim": (0, CALC_MAX_DIM)}
+                "qk_nope_head_dim": (0, CALC_MAX_DIM), "v_head_dim": (0, CALC_MAX_DIM),
+                "sliding_window": (0, CALC_MAX_CONTEXT), "sliding_layers": (0, CALC_MAX_LAYERS)}
 
 
 @dataclass(frozen=True)
@@ -88,6 +89,9 @@ class ModelSpec:
     qk_rope_head_dim: int = 0
     qk_nope_head_dim: int = 0
     v_head_dim: int = 0
+    # sliding-window attention: that many layers attend to (and cache) the last W tokens only (0 = none)
+    sliding_window: int = 0                # W (Mistral-7B v0.1: 4,096 on every layer; Gemma 3: 1,024 on 5 of 6)
+    sliding_layers: int = 0
 
     def __post_init__(self):
         check = whole                                              # InputError: the field, its value, its range
@@ -110,6 +114,11 @@ class ModelSpec:
                 raise InputError("calc_err_shared_gate")
         if self.qk_norm_all and not self.qk_norm:
             raise InputError("calc_err_qk_norm_all")
+        for name in ("sliding_window", "sliding_layers"):
+            check(name, getattr(self, name), *FIELD_RANGES[name])
+        check("sliding_layers", self.sliding_layers, 0, self.n_layers)
+        if (self.sliding_window == 0) != (self.sliding_layers == 0):
+            raise InputError("calc_err_window", window=self.sliding_window, layers=self.sliding_layers)
         if self.kv_lora_rank:
             for name in ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim"):
                 check(name, getattr(self, name), 1, CALC_MAX_DIM)
@@ -326,7 +335,7 @@ PRESETS: dict[str, ModelSpec] = {
         ffn_dim=14336),
     "Mistral-7B v0.1": ModelSpec(  # mistralai/Mistral-7B-v0.1
         "Mistral-7B v0.1", vocab_size=32000, d_model=4096, n_layers=32, n_heads=32, n_kv_heads=8,
-        ffn_dim=14336),
+        ffn_dim=14336, sliding_window=4096, sliding_layers=32),
     "Mixtral-8x7B": ModelSpec(  # mistralai/Mixtral-8x7B-v0.1
         "Mixtral-8x7B", vocab_size=32000, d_model=4096, n_layers=32, n_heads=32, n_kv_heads=8,
         ffn_dim=14336, n_experts=8, top_k=2),
@@ -388,14 +397,29 @@ def kv_elements_per_token(spec: ModelSpec) -> int:
                        rope_dim=spec.qk_rope_head_dim)
 
 
+def cached_positions(spec: ModelSpec, seq_len: int) -> int:
+    """Token positions the cache holds at ``seq_len``, summed over the layers: ``seq_len`` in a layer that
+    attends to everything, ``min(seq_len, W)`` in a sliding-window layer (a rolling buffer of the last W:
+    the keys the next query attends to; Hugging Face keeps W − 1 between steps and adds the step's own).
+
+    >>> cached_positions(PRESETS["Llama-3-8B"], 32768), cached_positions(PRESETS["Mistral-7B v0.1"], 32768)
+    (1048576, 131072)
+    """
+    return (spec.n_layers - spec.sliding_layers) * seq_len + spec.sliding_layers * min(seq_len, spec.sliding_window)
+
+
 def kv_cache_bytes(spec: ModelSpec, seq_len: int, batch: int = 1, dtype: str | float = "fp16") -> int:
-    """Bytes of the KV cache for ``batch`` sequences of ``seq_len`` tokens.
+    """Bytes of the KV cache for ``batch`` sequences of ``seq_len`` tokens: each layer's numbers per
+    position (:func:`kv_elements`) times the positions it holds (:func:`cached_positions`).
 
     >>> kv_cache_bytes(PRESETS["Llama-2-7B"], 4096, 1, "fp16") / GiB
     2.0
+    >>> kv_cache_bytes(PRESETS["Mistral-7B v0.1"], 32768, 1, "bf16") / GiB   # 32 layers keep 4,096 each
+    0.5
     """
     _check_run(seq_len, batch)
-    return math.ceil(kv_elements_per_token(spec) * seq_len * batch * bytes_per_element(dtype))
+    per_position = kv_elements_per_token(spec) // spec.n_layers          # every layer caches the same per token
+    return math.ceil(per_position * cached_positions(spec, seq_len) * batch * bytes_per_element(dtype))
 
 
 # --------------------------------------------------------------------------- FLOPs
@@ -555,16 +579,26 @@ def usable_gib(n_gpus: int, gpu_gib: float, usable: float = 0.9) -> float:
     return n_gpus * gpu_gib * usable
 
 
-def cache_outgrows_weights(spec: ModelSpec, batch: int = 1, dtype: str = "bf16", weight_dtype: str | None = None) -> int:
+def cache_outgrows_weights(spec: ModelSpec, batch: int = 1, dtype: str = "bf16",
+                           weight_dtype: str | None = None) -> int | None:
     """The context length at which the KV cache in ``dtype`` holds as many bytes as the weights in
-    ``weight_dtype`` (None: ``dtype`` too). Llama-3-8B's bf16 cache outgrows its bf16 weights at 122,533
-    tokens, its int4 weights four times sooner:
+    ``weight_dtype`` (None: ``dtype`` too); None if it never does (every layer's window fills first).
+    Llama-3-8B's bf16 cache outgrows its bf16 weights at 122,533 tokens, its int4 weights four times
+    sooner; Mistral-7B v0.1's stops growing at 4,096 tokens, 0.5 GiB:
 
     >>> cache_outgrows_weights(PRESETS["Llama-3-8B"]), cache_outgrows_weights(PRESETS["Llama-3-8B"], weight_dtype="int4")
     (122533, 30634)
+    >>> cache_outgrows_weights(PRESETS["Mistral-7B v0.1"]) is None
+    True
     """
     weights = count_params(spec)["total"] * bytes_per_element(weight_dtype or dtype)
-    return math.ceil(weights / (kv_elements_per_token(spec) * batch * bytes_per_element(dtype)))
+    positions = weights / (kv_elements_per_token(spec) // spec.n_layers * batch * bytes_per_element(dtype))
+    L, local, W = spec.n_layers, spec.sliding_layers, spec.sliding_window
+    if not local or positions <= L * W:                       # reached before any window fills
+        return math.ceil(positions / L)
+    if local == L:
+        return None
+    return math.ceil((positions - local * W) / (L - local))
 
 
 def spec_fields() -> list[str]:
@@ -681,7 +715,7 @@ class Analysis:
     training: dict
     gpus_inference: int
     gpus_training: int
-    crossover_tokens: int
+    crossover_tokens: int | None     # None: every layer has a window, and the cache stops below the weights
     gpu_lines: list[tuple[int, float]]   # (GPUs, GiB they hold at the usable fraction): inference, training
     attention_formula: tuple[str, str]   # one layer's attention parameters: the formula, with the values in it
 
@@ -729,7 +763,7 @@ def kv_curve(spec: ModelSpec, batch: int, dtype: str, weight_dtype: str | None =
     """Context lengths (log-spaced, 128 … past the crossover), the cache in ``dtype`` in GiB at each, and
     the weights in ``weight_dtype`` (None: ``dtype``) in GiB."""
     crossover = cache_outgrows_weights(spec, batch, dtype, weight_dtype)
-    top = min(CALC_MAX_CONTEXT, max(2**20, 4 * crossover))
+    top = min(CALC_MAX_CONTEXT, max(2**20, 4 * (crossover or 0)))
     contexts = sorted({round(128 * (top / 128) ** (i / (points - 1))) for i in range(points)})
     kv = [kv_cache_bytes(spec, t, batch, dtype) / GiB for t in contexts]
     return contexts, kv, count_params(spec)["total"] * bytes_per_element(weight_dtype or dtype) / GiB

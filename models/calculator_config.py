@@ -11,7 +11,7 @@ import json
 
 from models.calculator import ModelSpec
 from models.checks import InputError, whole
-from models.limits import CALC_MAX_DIM, CALC_MAX_JSON_CHARS, CALC_MAX_LAYERS
+from models.limits import CALC_MAX_CONTEXT, CALC_MAX_DIM, CALC_MAX_JSON_CHARS, CALC_MAX_LAYERS
 
 # What a config.json leaves to its model_type's code in transformers (the defaults of its Config class
 # and the modules its modeling file builds). Unknown types: gated unless the activation is a GELU.
@@ -113,6 +113,7 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
         kv_lora_rank=get("kv_lora_rank", default=0) or 0, q_lora_rank=get("q_lora_rank", default=0) or 0,
         qk_rope_head_dim=get("qk_rope_head_dim", default=0) or 0,
         qk_nope_head_dim=get("qk_nope_head_dim", default=0) or 0, v_head_dim=get("v_head_dim", default=0) or 0,
+        **_sliding_window(cfg, layers),
     )
     for key, value in kwargs.items():
         if isinstance(value, float) and value.is_integer():
@@ -120,6 +121,41 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
     if kwargs["kv_lora_rank"]:
         kwargs["head_dim"] = kwargs["head_dim"] or kwargs["qk_nope_head_dim"] + kwargs["qk_rope_head_dim"]
     return ModelSpec(name=str(cfg.get("_name_or_path") or name)[:80], **kwargs)
+
+
+def _sliding_window(cfg: dict, layers) -> dict:
+    """``sliding_window`` and ``sliding_layers`` of a config: its ``layer_types`` where it lists them
+    ("sliding_attention" or "full_attention" per layer), else its family's rule in ``transformers``: Gemma 2
+    every other layer from the first, Gemma 3 all but every ``sliding_window_pattern``-th (6), Qwen the
+    layers from ``max_window_layers`` on when ``use_sliding_window``, any other family (Mistral, Phi-3,
+    Starcoder2) every layer. A null or absent ``sliding_window``: no window.
+
+    >>> _sliding_window({"model_type": "gemma3_text", "sliding_window": 1024}, 62)
+    {'sliding_window': 1024, 'sliding_layers': 52}
+    >>> _sliding_window({"model_type": "qwen2", "sliding_window": 32768, "use_sliding_window": False}, 28)
+    {'sliding_window': 0, 'sliding_layers': 0}
+    """
+    window = cfg.get("sliding_window")
+    if not window:
+        return {"sliding_window": 0, "sliding_layers": 0}
+    window = whole("sliding_window", window, 1, CALC_MAX_CONTEXT)
+    layers = whole("num_hidden_layers", layers, 1, CALC_MAX_LAYERS)
+    kinds, family = cfg.get("layer_types"), str(cfg.get("model_type"))
+    if kinds is not None:
+        if not isinstance(kinds, list) or len(kinds) != layers:
+            raise InputError("calc_err_layer_types", n=layers)
+        local = sum(kind == "sliding_attention" for kind in kinds)
+    elif family == "gemma2":
+        local = (layers + 1) // 2
+    elif family == "gemma3_text":
+        pattern = whole("sliding_window_pattern", cfg.get("sliding_window_pattern") or 6, 1, CALC_MAX_LAYERS)
+        local = layers - layers // pattern
+    elif "use_sliding_window" in cfg:
+        first = whole("max_window_layers", cfg.get("max_window_layers") or 0, 0, CALC_MAX_LAYERS)
+        local = max(layers - first, 0) if cfg["use_sliding_window"] else 0
+    else:
+        local = layers
+    return {"sliding_window": window if local else 0, "sliding_layers": local}
 
 
 def _shared_experts(width, expert_dim) -> int:

@@ -103,7 +103,9 @@ class Verification:
 def verify(spec: ModelSpec, seq_len: int = 128, batch: int = 1, kv_dtype: str = "fp16") -> Verification:
     """Formula vs. the built transformer (``sum(p.numel())``, tied weights once) and vs. a real cache:
     filled by a forward pass over ``seq_len`` tokens (fp32) when the model is small enough to run here,
-    allocated on the meta device in ``kv_dtype`` (a name of :data:`KV_TORCH_DTYPES`) otherwise.
+    allocated on the meta device in ``kv_dtype`` (a name of :data:`KV_TORCH_DTYPES`) otherwise. A model with
+    a sliding window is checked at ``min(seq_len, W)`` tokens, where every layer holds them all: the built
+    transformer keeps every token, as a rolling buffer does until it is full.
 
     >>> from models.calculator import PRESETS
     >>> v = verify(PRESETS["Llama-3-8B"], seq_len=4, kv_dtype="bf16")
@@ -111,6 +113,7 @@ def verify(spec: ModelSpec, seq_len: int = 128, batch: int = 1, kv_dtype: str = 
     ('bf16', 524288, True)
     """
     kv_dtype = choice("calc_kv_dtype", kv_dtype, KV_TORCH_DTYPES)
+    seq_len = min(seq_len, spec.sliding_window or seq_len)
     formula = count_params(spec)["total"]
     if formula <= CALC_RUN_MAX_PARAMS:
         model = Transformer.seeded(transformer_config(spec, seq_len), seed=0).eval()   # real weights, CPU

@@ -333,7 +333,7 @@ class ScaleUp:
     cache_bytes: int
     params: int
     weights_bytes: float             # the weights in the same dtype
-    crossover_tokens: int            # the context at which the cache holds as many bytes as the weights
+    crossover_tokens: int | None     # the context at which the cache holds as many bytes as the weights
     baseline_bytes: int              # MHA/GQA/MQA: as MHA (n_kv = n_heads); MLA: its decompressed K and V
     baseline: str                    # "mha" or "decompressed"
 
@@ -377,11 +377,11 @@ def scale_curves(names: list[str], batch: int = 1, dtype: str = "bf16",
 
 
 def same_caches(curves: dict[str, list[int]]) -> dict[str, str]:
-    """For each preset whose cache curve equals one listed before it, that earlier preset (Mistral-7B's
+    """For each preset whose cache curve equals one listed before it, that earlier preset (Mixtral-8x7B's
     cache, 32 layers × 8 KV heads × 128, is Llama-3-8B's).
 
-    >>> same_caches({"Llama-3-8B": [1, 2], "Llama-2-7B": [4, 8], "Mistral-7B v0.1": [1, 2]})
-    {'Mistral-7B v0.1': 'Llama-3-8B'}
+    >>> same_caches({"Llama-3-8B": [1, 2], "Llama-2-7B": [4, 8], "Mixtral-8x7B": [1, 2]})
+    {'Mixtral-8x7B': 'Llama-3-8B'}
     """
     first: dict[tuple[int, ...], str] = {}                      # a curve -> the first preset with it
     same = {}

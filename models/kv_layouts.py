@@ -19,11 +19,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from models.calculator import ModelSpec, bytes_per_element, kv_elements
+from models.calculator import PRESETS, ModelSpec, bytes_per_element, kv_elements
 from models.limits import CALC_MAX_CONTEXT
 
 LAYOUTS = ("standard", "sliding", "yoco", "mla")
-MISTRAL_WINDOW = 4096                # Mistral-7B v0.1's sliding_window
+MISTRAL_WINDOW = PRESETS["Mistral-7B v0.1"].sliding_window   # 4,096
 DEEPSEEK_V2_MLA = (512, 64)          # kv_lora_rank, qk_rope_head_dim of DeepSeek-V2
 RATIO_AT = (131_072, 1_048_576)      # 128K and 1M tokens
 

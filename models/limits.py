@@ -171,7 +171,6 @@ ATTN_COST_DTYPES = ("float32", "bfloat16", "float16")
 ATTN_COST_MAX_CALL_S = 8.0          # a call predicted (from the last T, x4 per doubling) to take longer is not run
 ATTN_COST_MAX_SECONDS = 150.0       # the whole sweep; past it the sweep ends with what it has
 ATTN_COST_TILED_BLOCK = 256         # block of our tiled Python loop in the sweep
-ATTN_SLIDING_WINDOW = 4_096         # Mistral-7B v0.1's window
 ATTN_DECODE_STEPS = 16              # cached decode steps timed at each context length of the tiny GPT
 # Tensors: the layout replay (one real tensor, every step checked on the meta device first), the
 # matmul sweep (sizes per device, fixed) and the MFU run (a small transformer, a few real steps).

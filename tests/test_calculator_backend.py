@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from models.calculator import (GiB, PRESETS, ModelSpec, RunSettings, activation_bytes, analyze, count_params,
-                               flops_per_token, gpus_needed, kv_cache_bytes, rule_of_thumb,
-                               training_memory)
+from models.calculator import (GiB, PRESETS, ModelSpec, RunSettings, activation_bytes, analyze, cache_outgrows_weights,
+                               cached_positions, count_params, flops_per_token, gpus_needed, kv_cache_bytes,
+                               rule_of_thumb, training_memory)
 from models.calculator_config import spec_from_config
 from models.calculator_verify import build_model, verify
 
@@ -576,3 +576,62 @@ def test_the_chinese_summary_uses_full_width_punctuation():
         text = summary_markdown(analyze(PRESETS[preset], RunSettings()), "zh-CN")
         assert "<b>参数量</b>：" in text and "）；每个词元激活" in text
         assert not re.findall(r"</b>: |[\u4e00-\u9fff）][;,:] ", text), preset
+
+
+# --------------------------------------------------------------------------- sliding-window attention
+SMALL_WINDOW = dict(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=7, num_attention_heads=4,
+                    num_key_value_heads=2, head_dim=8, sliding_window=5, max_position_embeddings=64,
+                    pad_token_id=0, bos_token_id=1, eos_token_id=2)
+WINDOWED = {"mistral": {}, "mixtral": {"num_local_experts": 2, "num_experts_per_tok": 1}, "phi3": {},
+            "starcoder2": {}, "qwen2": {"use_sliding_window": True, "max_window_layers": 3},
+            "qwen2/off": {"use_sliding_window": False}, "qwen3": {"use_sliding_window": True, "max_window_layers": 2},
+            "gemma2": {}, "gemma3_text": {}, "gemma3_text/pattern 3": {"sliding_window_pattern": 3}}
+
+
+@pytest.mark.parametrize("family", WINDOWED)
+@pytest.mark.parametrize("listed", [True, False], ids=["layer_types", "family rule"])
+def test_a_windowed_cache_holds_what_transformers_keeps(family, listed):
+    """Regression: the calculator counted every token on every layer, so Mistral-7B v0.1 cached 4 GiB at 32K
+    (its layers keep 4,096: 0.5 GiB) and Gemma 3, 5 of 6 layers on a 1,024 window, five times its cache.
+    The reference: transformers' own cache after 11 tokens, in a model built from each family's config
+    (layer by layer: 11, or W − 1 = 4 on a sliding layer), plus the 12th token's own key and value, which
+    it adds before attending. The config is read with its ``layer_types`` and, as older configs, without."""
+    transformers = pytest.importorskip("transformers")
+    model_type = family.split("/")[0]
+    hf_config = transformers.AutoConfig.for_model(model_type, **SMALL_WINDOW, **WINDOWED[family])
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(hf_config).eval()
+    with torch.no_grad():
+        cache = model(torch.randint(0, 64, (1, 11)), use_cache=True).past_key_values
+    attended = [layer.keys.shape[-2] + 1 for layer in cache.layers]      # (per layer) keys the 12th token reads
+    config = hf_config.to_dict()
+    if not listed:
+        config.pop("layer_types", None)
+    spec = spec_from_config(json.dumps(config))
+    assert (spec.sliding_layers, spec.sliding_window) == (attended.count(5), 5 if 5 in attended else 0)
+    assert cached_positions(spec, 12) == sum(attended)
+    per_position = 2 * 2 * 8                                                # K and V · 2 KV heads · head_dim 8
+    assert kv_cache_bytes(spec, 12, 1, "fp32") == per_position * sum(attended) * 4
+
+
+def test_mistral_keeps_its_window_and_the_crossover_weighs_what_each_layer_keeps():
+    mistral = PRESETS["Mistral-7B v0.1"]
+    assert kv_cache_bytes(mistral, 32768, 1, "bf16") == 32 * 4096 * 2 * 8 * 128 * 2     # 0.5 GiB, not 4
+    assert kv_cache_bytes(mistral, 2048, 1, "bf16") == 32 * 2048 * 2 * 8 * 128 * 2
+    assert cache_outgrows_weights(mistral) is None
+    # Half the layers on a window of 1,024 (Gemma 2's pattern): past the window only the other half grows.
+    half = dataclasses.replace(PRESETS["Llama-3-8B"], sliding_window=1024, sliding_layers=16)
+    for weight_dtype in ("bf16", "int4"):
+        t = cache_outgrows_weights(half, weight_dtype=weight_dtype)
+        weights = count_params(half)["total"] * {"bf16": 2, "int4": 0.5}[weight_dtype]
+        assert kv_cache_bytes(half, t - 1, 1, "bf16") < weights <= kv_cache_bytes(half, t, 1, "bf16")
+    assert analyze(mistral, RunSettings(seq_len=32768)).inference["parts"]["kv_cache"] == 2**29
+
+
+@pytest.mark.parametrize("changes,match", [
+    (dict(sliding_window=4096), "sliding_window = 4096, sliding_layers = 0"),
+    (dict(sliding_layers=4), "sliding_window = 0, sliding_layers = 4"),
+    (dict(sliding_window=4096, sliding_layers=33), "sliding_layers = 33: must be a whole number from 0 to 32")])
+def test_a_window_needs_its_width_and_its_layers(changes, match):
+    with pytest.raises(ValueError, match=match):
+        dataclasses.replace(PRESETS["Llama-3-8B"], **changes)

@@ -117,14 +117,25 @@ def test_scale_formula_with_numbers_plugged_in_evaluates_to_the_calculator(clien
 
 
 def test_a_cache_drawn_twice_is_named_and_dotted(client):
-    """Regression: Mistral-7B's curve lay exactly under Llama-3-8B's (32 layers × 8 KV heads × 128 both),
-    so its legend entry had no visible line."""
-    assert calc_kv_cache_bytes(PRESETS["Mistral-7B v0.1"], 4096) == calc_kv_cache_bytes(PRESETS["Llama-3-8B"], 4096)
-    fig, *_ = client.predict(preset="Llama-2-7B", api_name="/kv_scale")
+    """Regression: a curve equal to one drawn before it (Mixtral-8x7B's, 32 layers × 8 KV heads × 128 like
+    Llama-3-8B's) lay exactly under it, so its legend entry had no visible line."""
+    assert calc_kv_cache_bytes(PRESETS["Mixtral-8x7B"], 4096) == calc_kv_cache_bytes(PRESETS["Llama-3-8B"], 4096)
+    fig, *_ = client.predict(preset="Mixtral-8x7B", api_name="/kv_scale")
     lines = {t["name"]: t for t in plot_json(fig)["data"] if t.get("mode") == "lines"}
-    mistral = lines["Mistral-7B v0.1 (its full cache: the same as Llama-3-8B)"]
-    assert mistral["line"]["dash"] == "dot" and lines["Llama-3-8B"]["line"]["dash"] == "solid"
-    assert mistral["y"] == lines["Llama-3-8B"]["y"]
+    mixtral = lines["Mixtral-8x7B (the same cache as Llama-3-8B)"]
+    assert mixtral["line"]["dash"] == "dot" and lines["Llama-3-8B"]["line"]["dash"] == "solid"
+    assert mixtral["y"] == lines["Llama-3-8B"]["y"]
+
+
+def test_mistral_is_drawn_with_its_rolling_window(client):
+    """Regression: Mistral-7B v0.1 was drawn as if every layer kept every token, Llama-3-8B's line to 1M
+    tokens; each of its layers keeps the last 4,096 (its config's sliding_window), as transformers' cache does."""
+    fig, *_ = client.predict(preset="Mistral-7B v0.1", api_name="/kv_scale")
+    lines = {t["name"]: t for t in plot_json(fig)["data"] if t.get("mode") == "lines"}
+    mistral, llama = lines["Mistral-7B v0.1"], lines["Llama-3-8B"]
+    inside = [i for i, t in enumerate(mistral["x"]) if t <= 4096]
+    assert inside and all(mistral["y"][i] == llama["y"][i] for i in inside)
+    assert {y for t, y in zip(mistral["x"], mistral["y"]) if t >= 4096} == {0.5}     # GiB in bf16, to 1M tokens
 
 
 @pytest.mark.parametrize("changes,message", [

@@ -78,7 +78,30 @@ def memory_figure(inference: dict[str, int], training: dict[str, int], capacitie
     return plain_figure(data, layout)
 
 
-def kv_figure(contexts: list[int], kv_gib: list[float], weights_gib: float, crossover: int,
+def _kv_formula(s, run, lang: str) -> str:
+    """The cache's formula with ``s``'s values in it: numbers per position times the positions the layers hold.
+
+    >>> from models.calculator import PRESETS, RunSettings
+    >>> _kv_formula(PRESETS["Mistral-7B v0.1"], RunSettings(seq_len=32768, kv_dtype="bf16"), "en")[:62]
+    '2·n_kv·hd·((L − L_w)·T + L_w·min(T, W))·B·bytes = 2·8·128·(0·3'
+    """
+    L, T, B, dtype = s.n_layers, run.seq_len, run.batch, run.kv_dtype
+    notes = [tr(lang, "calc_s_kv_mla_note")] if s.is_mla else []
+    if s.sliding_layers:
+        per = "(r_kv + rope)" if s.is_mla else "2·n_kv·hd"
+        per_values = f"({s.kv_lora_rank}+{s.qk_rope_head_dim})" if s.is_mla else f"2·{s.kv_heads}·{s.hd}"
+        Lw = s.sliding_layers
+        formula = (f"{per}·((L − L_w)·T + L_w·min(T, W))·B·bytes = "
+                   f"{per_values}·({L - Lw}·{T} + {Lw}·{min(T, s.sliding_window)})·{B}·{dtype}")
+        notes.append(tr(lang, "calc_s_kv_window_note"))
+    elif s.is_mla:
+        formula = f"L·(r_kv + rope)·T·B·bytes = {L}·({s.kv_lora_rank}+{s.qk_rope_head_dim})·{T}·{B}·{dtype}"
+    else:
+        formula = f"2·L·n_kv·hd·T·B·bytes = 2·{L}·{s.kv_heads}·{s.hd}·{T}·{B}·{dtype}"
+    return formula + "".join(tr(lang, "sep_paren", text=note) for note in notes)
+
+
+def kv_figure(contexts: list[int], kv_gib: list[float], weights_gib: float, crossover: int | None,
               lang: str = "en") -> PlainFigure:
     """KV cache bytes against context length, the weights as a flat line, and where they cross."""
     T = _t(lang)
@@ -90,7 +113,7 @@ def kv_figure(contexts: list[int], kv_gib: list[float], weights_gib: float, cros
         "xaxis": {"type": "log", "title": {"text": T("context")}},
         "yaxis": {"type": "log", "title": {"text": T("gib")}},
         "legend": {"orientation": "h", "y": -0.3}}
-    if contexts[0] <= crossover <= contexts[-1]:
+    if crossover is not None and contexts[0] <= crossover <= contexts[-1]:
         layout["shapes"] = [{"type": "line", "x0": crossover, "x1": crossover, "yref": "paper", "y0": 0, "y1": 1,
                              "line": {"color": "#ef4444", "dash": "dot"}}]
         layout["annotations"] = [{"x": math.log10(crossover), "y": 1, "yref": "paper",
@@ -178,14 +201,10 @@ def summary_markdown(a, lang: str = "en") -> str:
                                       n_all=f"{c.n_all:,}", ratio=c.ratio, pct=100 * (c.ratio - 1),
                                       emb=f"{c.n_all - c.n_matmul:,}")))
     b = a.inference["parts"]
-    if s.is_mla:
-        kv_formula = (f"L·(r_kv + rope)·T·B·bytes = {L}·({s.kv_lora_rank}+{s.qk_rope_head_dim})·{run.seq_len}·"
-                      f"{run.batch}·{run.kv_dtype}" + tr(lang, "sep_paren", text=S("kv_mla_note")))
-    else:
-        kv_formula = f"2·L·n_kv·hd·T·B·bytes = 2·{L}·{s.kv_heads}·{s.hd}·{run.seq_len}·{run.batch}·{run.kv_dtype}"
     rows.append(details(T("h_kv"), human(b["kv_cache"], "B"),
-                        f"{kv_formula} = {b['kv_cache']:,} B" + tr(lang, "sep_list")
-                        + S("crossover", t=a.crossover_tokens)))
+                        f"{_kv_formula(s, run, lang)} = {b['kv_cache']:,} B" + tr(lang, "sep_list")
+                        + (S("crossover", t=a.crossover_tokens) if a.crossover_tokens is not None else
+                           S("no_crossover", w=s.sliding_window))))
     rows.append(details(T("h_inf"),
                         f"{human(a.inference['total'], 'B')} → {T('gpu', n=a.gpus_inference, gib=run.gpu_gib)}",
                         S("inference", weights=T("weights"), dtype=run.weight_dtype, w=f"{b['weights']:,}",

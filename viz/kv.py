@@ -242,7 +242,7 @@ def per_layer_markdown(layer: LayerCache, variant: str, trained: bool = True, la
 
 # --------------------------------------------------------------------------- real models on paper
 def scale_figure(contexts: list[int], curves: dict[str, list[int]], chosen: str, weights_bytes: float,
-                 crossover: int, seq_len: int, cache_bytes: int, batch: int, dtype: str,
+                 crossover: int | None, seq_len: int, cache_bytes: int, batch: int, dtype: str,
                  lang: str = "en", same: dict[str, str] | None = None) -> go.Figure:
     """Every preset's cache against context (log-log), the chosen one bold with its weights and crossover;
     a curve equal to one drawn before it (``same``: preset -> that one) dotted and named so."""
@@ -267,7 +267,7 @@ def scale_figure(contexts: list[int], curves: dict[str, list[int]], chosen: str,
         "xaxis": {"type": "log", "title": {"text": tr(lang, "kv_fig_scale_context")}},
         "yaxis": {"type": "log", "title": {"text": tr(lang, "kv_fig_gib")}},
         "legend": {"orientation": "h", "y": -0.25}}
-    if contexts[0] <= crossover <= contexts[-1]:
+    if crossover is not None and contexts[0] <= crossover <= contexts[-1]:
         layout["shapes"] = [{"type": "line", "x0": crossover, "x1": crossover, "yref": "paper", "y0": 0, "y1": 1,
                              "line": {"color": COLORS["uncached"], "dash": "dot"}}]
         layout["annotations"] = [{"x": math.log10(crossover), "y": 1, "yref": "paper", "showarrow": False,
@@ -298,6 +298,15 @@ def scale_markdown(s, lang: str = "en") -> str:
         plugged = f"2 · {spec.n_layers} · {spec.kv_heads} · {spec.hd} · {T} · {B} · {b}"
         per_token = f"2 · {spec.n_layers} · {spec.kv_heads} · {spec.hd} · {b}"
         baseline, note = tr(lang, "kv_fig_s_as_mha", heads=spec.n_heads), ""
+    if spec.sliding_layers:                      # L · T becomes the positions the layers hold
+        L, Lw, W = spec.n_layers, spec.sliding_layers, spec.sliding_window
+        per, per_values = (("(kv_lora_rank + qk_rope_head_dim)", f"({spec.kv_lora_rank} + {spec.qk_rope_head_dim})")
+                           if spec.is_mla else ("2 · n_kv · head_dim", f"2 · {spec.kv_heads} · {spec.hd}"))
+        symbolic = f"{per} · ((L − L_w) · T + L_w · min(T, W)) · batch · bytes"
+        plugged = f"{per_values} · ({L - Lw} · {T} + {Lw} · {min(s.seq_len, W):,}) · {B} · {b}"
+        note += tr(lang, "sep_paren", text=tr(lang, "kv_fig_s_window", local=Lw, layers=L, w=W))
+    cross = (f"{tr(lang, 'kv_fig_s_cross')} **T = {s.crossover_tokens:,}** {tr(lang, 'kv_fig_s_tokens')}"
+             if s.crossover_tokens is not None else tr(lang, "kv_fig_s_no_cross", w=spec.sliding_window))
     per_token_bytes = s.per_token_bytes
     return "\n".join([
         f"**{spec.name}** · {shape}",
@@ -307,7 +316,7 @@ def scale_markdown(s, lang: str = "en") -> str:
         f"- {tr(lang, 'kv_fig_s_per_token')}{colon}`{per_token}` = {per_token_bytes:,.0f} B = "
         f"{human(per_token_bytes, 'B')}",
         f"- {tr(lang, 'kv_fig_s_weights', params=s.params, b=s.bytes_per_elem)}{colon}{human(s.weights_bytes, 'B')}"
-        f"{semicolon}{tr(lang, 'kv_fig_s_cross')} **T = {s.crossover_tokens:,}** {tr(lang, 'kv_fig_s_tokens')}",
+        f"{semicolon}{cross}",
         f"- {baseline}{colon}{human(s.baseline_bytes, 'B')}{comma}{tr(lang, 'kv_fig_s_times', x=s.baseline_ratio)}",
     ])
 
