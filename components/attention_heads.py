@@ -14,7 +14,7 @@ import gradio as gr
 from components.common import device_line, explain
 from components.i18n import lang_of, t
 from components.widgets import Radio, Slider, fit_slider
-from components.wiring import event
+from components.wiring import event, fit_then_draw
 from models.checks import choice, whole
 from models.limits import ATTN_MAX_PROMPT, KV_N_HEADS, KV_N_LAYERS, KV_VARIANTS
 
@@ -34,8 +34,8 @@ def model_and_prompt(ui: SimpleNamespace) -> None:
 def head_controls(ui: SimpleNamespace, prefix: str, *, layer: int, head: int = 1, query: bool = False) -> None:
     """Add a view's own choice of layer and head to ``ui`` (``layer``, ``head``: the defaults) and when asked
     a query token. Its slider is built to the longest prompt, the range the endpoints take (a query past
-    the prompt's end reads its last character), and the tab's first draw ends it at the prompt's last
-    character (:func:`fit_query`)."""
+    the prompt's end reads its last character), and the view's draw ends it at the prompt's last character
+    (:func:`fit_query`)."""
     ui.layer = Slider(1, KV_N_LAYERS, value=layer, step=1, label=t("attn_view_layer"), elem_id=f"{prefix}_layer")
     ui.head = Slider(1, KV_N_HEADS, value=head, step=1, label=t("attn_view_head"), elem_id=f"{prefix}_head")
     if query:
@@ -97,7 +97,6 @@ def build(shared: SimpleNamespace) -> dict:
     with gr.Row():
         with gr.Column(scale=1, min_width=280):
             head_controls(ui, "attn_heads", layer=4, head=2, query=True)
-            shared.queries.append(ui.query)
             ui.mode = Radio([(t(f"attn_heads_mode_{m}"), m) for m in MODES], value="lines",
                             label=t("attn_heads_mode"), elem_id="attn_heads_mode")
         with gr.Column(scale=3):
@@ -112,4 +111,5 @@ def build(shared: SimpleNamespace) -> dict:
     gr.on([ui.layer.input, ui.head.input], api_name="attention_heads", trigger_mode="always_last", **main)
     gr.on([ui.query.input, ui.mode.input], trigger_mode="always_last", api_visibility="private",
           **event(show_head, ui, ("detail",), show_progress="hidden"))
-    return main
+    # Drawn from outside (the tab, a new model or prompt): the query slider fitted to the prompt first.
+    return fit_then_draw(event(fit_query, ui, ("query",)), main)

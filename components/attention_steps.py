@@ -10,10 +10,10 @@ from types import SimpleNamespace
 
 import gradio as gr
 
-from components.attention_heads import DEFAULT_PROMPT, head_controls
+from components.attention_heads import DEFAULT_PROMPT, fit_query, head_controls
 from components.common import device_line, explain
 from components.i18n import lang_of, t
-from components.wiring import event
+from components.wiring import event, fit_then_draw
 
 
 def attention_steps(model: str = "mha", prompt: str = DEFAULT_PROMPT, layer: int = 4, head: int = 2,
@@ -36,7 +36,6 @@ def build(shared: SimpleNamespace) -> dict:
     with gr.Row():
         with gr.Column(scale=1, min_width=280):
             head_controls(ui, "attn_steps", layer=4, head=2, query=True)
-            shared.queries.append(ui.query)
         with gr.Column(scale=3):
             ui.check = gr.Markdown(elem_id="attn_steps_check")
             ui.numbers = gr.Plot(label=t("attn_steps_numbers"), elem_id="attn_steps_numbers")
@@ -46,4 +45,4 @@ def build(shared: SimpleNamespace) -> dict:
     main = event(attention_steps, ui, ("table", "check", "numbers", "device"), show_progress="hidden")
     gr.on([ui.layer.input, ui.head.input, ui.query.input], api_name="attention_steps", trigger_mode="always_last",
           **main)
-    return main
+    return fit_then_draw(event(fit_query, ui, ("query",)), main)    # drawn from outside: the query slider fitted

@@ -326,10 +326,14 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
 
 
 def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterable[gr.Timer] = (), *,
-               opened: gr.State | None = None, selected: str | None = None, also: dict | None = None) -> dict:
+               opened: gr.State | None = None, selected: str | None = None, also: dict | None = None,
+               key: Iterable[gr.components.Component] = ()) -> dict:
     """The one event (``fn``, ``inputs``, ``outputs``) that shows a tab: it draws ``draws[selected]``
     unless ``drawn[selected]`` says it is drawn already, pauses the ``pause`` timers and sets ``also``
     (``{component: value}``: what else showing this tab changes, a State naming it, a bar shown or hidden).
+
+    ``drawn[tab]`` holds True once the tab is drawn; with ``key`` (components other events change while the
+    tab is hidden), the list of their values it was drawn with, and a tab drawn with others draws again.
 
     ``selected=None``: the tab named by the value of ``opened`` (the page load). With ``opened`` given
     and ``selected`` set (the first tab, which Gradio selects as the page mounts, with the values the
@@ -345,8 +349,8 @@ def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterab
     Each draw's ``fn`` gets its inputs as Gradio would pass them (the request where its signature has
     it) and returns its outputs by component (:func:`components.wiring.event`) or in order.
     """
-    pause, also = list(pause), also or {}
-    inputs = list(dict.fromkeys(comp for draw in draws.values() for comp in draw["inputs"]))
+    pause, also, key = list(pause), also or {}, list(key)
+    inputs = list(dict.fromkeys([*key, *(comp for draw in draws.values() for comp in draw["inputs"])]))
     outputs = list(dict.fromkeys([*(drawn[tab_id] for tab_id in draws),
                                   *(comp for draw in draws.values() for comp in draw["outputs"]), *pause, *also]))
     flags = [drawn[tab_id] for tab_id in draws]
@@ -359,14 +363,15 @@ def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterab
         updates = {**{timer: gr.Timer(active=False) for timer in pause}, **also}
         tab_id = selected or page_tab
         loading = head and page_tab in (None, selected)
-        if tab_id in draws and not is_drawn[tab_id] and not loading:
+        mark = [values[at[comp]] for comp in key] if key else True
+        if tab_id in draws and is_drawn[tab_id] != mark and not loading:
             draw = draws[tab_id]
             try:
                 shown = call_draw(draw, [values[at[comp]] for comp in draw["inputs"]], request)
             except gr.Error as error:   # said as a warning, so that the pauses still land; drawn next time
                 gr.Warning(error.message)
                 return updates or gr.skip()
-            updates[drawn[tab_id]] = True
+            updates[drawn[tab_id]] = mark
             updates.update(shown)
         return updates or gr.skip()
 

@@ -318,31 +318,25 @@ def test_every_choice_a_link_writes_reads_back():
     assert checked > 150, checked
 
 
-def test_a_change_every_view_reads_draws_the_view_shown_and_marks_the_others():
-    """``components.attention.redraw_shown``: the view shown redraws, with the query its fit moved; the
-    others are not drawn, only marked not drawn (they redraw when selected); a refused draw sends nothing."""
+def test_a_change_every_view_reads_draws_the_view_shown_and_a_select_draws_a_view_drawn_with_others():
+    """``components.attention.redraw_shown``: the view shown redraws and keeps the model and prompt it was
+    drawn with; another view is not drawn then, but its select draws it since it was drawn with others.
+    Regression: the change cleared the other views' drawn flags, and a select that ran at the same time
+    read a flag not yet cleared, so the view opened on the old prompt's figures."""
     from components.attention import redraw_shown
+    from components.share import show_event
 
-    ui = types.SimpleNamespace(prompt=object(), query=object(), a=object(), b=object())
-    drawn = {"heads": object(), "next": object()}
-
-    def fit(prompt: str = "hi", query: int = 1) -> dict:
-        return {"query": gr.update(maximum=len(prompt), value=min(query, len(prompt)))}
-
-    def heads(prompt: str = "hi", query: int = 1) -> dict:
-        return {"a": f"{prompt} @ {whole('query', query, 1, len(prompt))}"}
-
-    def next_char(prompt: str = "hi") -> dict:
-        return {"b": prompt + "!"}
-
-    draws = {"heads": event(heads, ui, ("a",)), "next": event(next_char, ui, ("b",))}
-    ev = redraw_shown(draws, drawn, shown := object(), [event(fit, ui, ("query",))])
-    assert ev["inputs"] == [shown, ui.prompt, ui.query]
-    updates = ev["fn"](None, "heads", "abc", 9)                           # request, view shown, prompt, query
-    assert updates[ui.a] == "abc @ 3" and updates[ui.query]["maximum"] == 3 and ui.b not in updates
-    assert updates[drawn["heads"]] is True and updates[drawn["next"]] is False
-    updates = ev["fn"](None, "next", "abc", 2)
-    assert updates[ui.b] == "abc!" and ui.a not in updates and updates[drawn["heads"]] is False
-    assert set(ev["fn"](None, "flash", "abc", 2)) == {ui.query, *drawn.values()}   # a view reading neither
-    with pytest.raises(gr.Error):
-        ev["fn"](None, "heads", "", 1)                                    # the draw's refusal: nothing sent
+    with gr.Blocks():
+        model, prompt, a, b = gr.Textbox("mha"), gr.Textbox("hi"), gr.Textbox(), gr.Textbox()
+        drawn = {"heads": gr.State(["mha", "hi"]), "next": gr.State(["mha", "hi"])}
+    ui = {"model": model, "prompt": prompt, "a": a, "b": b}
+    draws = {"heads": event(lambda model="mha", prompt="hi": {"a": f"{model}: {prompt}"}, ui, ("a",)),
+             "next": event(lambda prompt="hi": {"b": prompt + "!"}, ui, ("b",))}
+    ev = redraw_shown(draws, drawn, shown := gr.State("heads"), [model, prompt])
+    assert ev["inputs"] == [shown, model, prompt]
+    updates = ev["fn"](None, "heads", "gqa", "abc")                      # request, view shown, model, prompt
+    assert updates == {a: "gqa: abc", drawn["heads"]: ["gqa", "abc"]}   # "next" is left as it was drawn
+    select = show_event({"next": draws["next"]}, drawn, selected="next", key=[model, prompt])["fn"]
+    assert select(None, ["mha", "hi"], "gqa", "abc") == {drawn["next"]: ["gqa", "abc"], b: "abc!"}
+    assert select(None, ["gqa", "abc"], "gqa", "abc") == gr.skip()      # drawn with these: nothing to do
+    assert ev["fn"](None, "flash", "gqa", "abc") == gr.skip()           # a view reading neither
