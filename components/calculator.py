@@ -75,7 +75,7 @@ def verify_spec(model: dict, run: dict, request: gr.Request = None) -> dict:
 
     spec = spec_from_fields(model)
     return {"verification": verification_markdown(verify(spec, seq_len=VERIFY_TOKENS, kv_dtype=run["kv_dtype"]),
-                                                  VERIFY_TOKENS, lang_of(request))}
+                                                  lang_of(request))}
 
 
 def _tiny_spec(name: str):

@@ -70,7 +70,7 @@ STRINGS = {
 
 **Compute.** A forward pass costs about $2N$ FLOPs per token (a multiply-add per weight) plus attention's $2\,L\,T\,H\,(d_{qk}+d_v)$ at context $T$; the backward pass costs twice the forward, so training costs about 3 × the forward. The classic $6\,N\,D$ counts a different $N$: here all parameters, embeddings in (Chinchilla's convention, Hoffmann et al. 2022; Kaplan et al. 2020 leave the embeddings out of $N$), and no attention; 3 × the forward here leaves out the input embedding (a lookup, no multiply) and adds attention, which grows with $T$. For Llama-3-8B at 4K tokens the two differ by about 7%; the summary shows both for the chosen model.
 
-**Memory.** Inference: weights × bytes per weight plus the KV cache, $2\,L\,n_{kv}\,h_d\,T\,B$ elements ($n_{kv}$ from `num_key_value_heads`, not the query heads: GQA shrinks it; MLA caches one latent of rank $r_{kv}$ plus a shared RoPE key, no factor 2). Training bytes per parameter depend on the recipe: mixed precision with bf16 weights and gradients, an fp32 master copy and Adam's $m$, $v$ in fp32: 2 + 2 + 4 + 8 = **16** (ZeRO, Rajbhandari et al. 2020); the same with fp32 gradients: 2 + 4 + 4 + 8 = 18 (Megatron-LM); plain fp32 AdamW: 4 + 4 + 8 = 16, no master copy; 8-bit Adam (Dettmers et al. 2022): 2 + 2 + 4 + 2 = 10. Activations after Korthikanti et al. 2022: $s\,b\,h\,(34 + 5\,a\,s/h)$ bytes per layer, counted for GPT-3 blocks (MHA, a $4h$ GELU MLP, LayerNorm, dropout). The $5as/h$ term is the $a\times s\times s$ attention scores: FlashAttention never stores them, nor does selective recomputation; full recomputation keeps only each layer's input ($2sbh$). For SwiGLU the MLP's share scales with its width $f$ (three $f$-wide tensors: gate, up, their product), GQA stores fewer K and V, and an MoE layer keeps the activations of each token's $k$ experts.
+**Memory.** Inference: weights × bytes per weight plus the KV cache, $2\,L\,n_{kv}\,h_d\,T\,B$ elements ($n_{kv}$ from `num_key_value_heads`, not the query heads: GQA shrinks it; MLA caches one latent of rank $r_{kv}$ plus a shared RoPE key, no factor 2; a layer with a sliding window of $W$ tokens holds $\min(T, W)$ positions, not $T$). Training bytes per parameter depend on the recipe: mixed precision with bf16 weights and gradients, an fp32 master copy and Adam's $m$, $v$ in fp32: 2 + 2 + 4 + 8 = **16** (ZeRO, Rajbhandari et al. 2020); the same with fp32 gradients: 2 + 4 + 4 + 8 = 18 (Megatron-LM); plain fp32 AdamW: 4 + 4 + 8 = 16, no master copy; 8-bit Adam (Dettmers et al. 2022): 2 + 2 + 4 + 2 = 10. Activations after Korthikanti et al. 2022: $s\,b\,h\,(34 + 5\,a\,s/h)$ bytes per layer, counted for GPT-3 blocks (MHA, a $4h$ GELU MLP, LayerNorm, dropout). The $5as/h$ term is the $a\times s\times s$ attention scores: FlashAttention never stores them, nor does selective recomputation; full recomputation keeps only each layer's input ($2sbh$). For SwiGLU the MLP's share scales with its width $f$ (three $f$-wide tensors: gate, up, their product), GQA stores fewer K and V, and an MoE layer keeps the activations of each token's $k$ experts.
 
 """,
         "calc_v_params_title": 'Parameters by part',
@@ -141,7 +141,8 @@ STRINGS = {
         "calc_s_topk": "{active}: the top-{k} of {n} routed experts{shared}",
         "calc_s_shared": " plus {n} shared",
         "calc_s_rule": '12·L·d² = 12·{L}·{d}² = {rule} against the non-embedding parameters N = {n} (total − input embedding − LM head): off by {off:+.2f}% ({off_total:+.1f}% against the total). The rule counts 4·d² of attention and 8·d² of FFN per layer: a 4d GELU MLP (2·d·4d), or a SwiGLU sized 8/3·d (3·d·8d/3), is 8·d² either way. Here attention = {att:.2f}·d² and FFN = {ffn:.2f}·d² per layer; the embeddings are {emb:.1f}% of the total. {verdict}',
-        "calc_s_flops": '2·N_matmul + 2·L·T·H·(d_qk + d_v) = {matmul} + 2·{L}·{T}·{H}·({qk}+{v}) = {matmul} + {attention} = **{forward}**',
+        "calc_s_flops": '2·N_matmul + 2·{positions}·H·(d_qk + d_v) = {matmul} + 2·{values}·{H}·({qk}+{v}) = {matmul} + '
+                        '{attention} = **{forward}**',
         "calc_s_train": "6·N·D = 6 · {N} · {D} = {C} FLOP",
         "calc_s_kv_mla_note": "MLA caches one latent per token: no factor 2",
         "calc_s_crossover": "the cache holds as many bytes as the weights at {t:,} tokens",
@@ -227,7 +228,7 @@ STRINGS = {
 
 **计算量。** 前向每个词元约 $2N$ FLOPs（每个权重一次乘加），再加上下文长度 $T$ 时注意力的 $2\,L\,T\,H\,(d_{qk}+d_v)$；反向是前向的两倍，所以训练约为前向的 3 倍。经典的 $6\,N\,D$ 用的是另一个 $N$：这里是全部参数，包括嵌入（Chinchilla 的约定，Hoffmann 等，2022；Kaplan 等 2020 的 $N$ 不含嵌入），且不算注意力；这里的 3 × 前向不算输入嵌入（查表，没有乘法），但加上随 $T$ 增长的注意力。Llama-3-8B 在 4K 词元时两者相差约 7%；汇总中给出所选模型的这两个数。
 
-**显存。** 推理：权重 × 每个权重的字节数，加上 KV 缓存 $2\,L\,n_{kv}\,h_d\,T\,B$ 个元素（$n_{kv}$ 取 `num_key_value_heads`，不是查询头数：GQA 会缩小缓存；MLA 只缓存一个秩为 $r_{kv}$ 的潜在向量和一个共享的 RoPE 键，没有因子 2）。训练时每个参数的字节数取决于配方。混合精度（bf16 权重和梯度、fp32 主权重、fp32 的 Adam $m$、$v$ 优化器状态）：2 + 2 + 4 + 8 = **16**（ZeRO，Rajbhandari 等，2020）；梯度用 fp32：2 + 4 + 4 + 8 = 18（Megatron-LM）；纯 fp32 AdamW：4 + 4 + 8 = 16，没有主权重副本；8 位 Adam（Dettmers 等，2022）：2 + 2 + 4 + 2 = 10。激活值按 Korthikanti 等（2022）：每层 $s\,b\,h\,(34 + 5\,a\,s/h)$ 字节，按 GPT-3 的块计算（MHA、$4h$ 宽的 GELU MLP、LayerNorm、dropout）。$5as/h$ 项是 $a\times s\times s$ 的注意力分数：FlashAttention 不保存它们，选择性重计算也不保存；完全重计算只保留每层的输入（$2sbh$）。SwiGLU 的 MLP 部分随宽度 $f$ 变化（gate、up 和它们的乘积三个 $f$ 宽的张量），GQA 保存的 K、V 更少，MoE 层要保存每个词元所选 $k$ 个专家的激活值。
+**显存。** 推理：权重 × 每个权重的字节数，加上 KV 缓存 $2\,L\,n_{kv}\,h_d\,T\,B$ 个元素（$n_{kv}$ 取 `num_key_value_heads`，不是查询头数：GQA 会缩小缓存；MLA 只缓存一个秩为 $r_{kv}$ 的潜在向量和一个共享的 RoPE 键，没有因子 2；带 $W$ 个词元滑动窗口的层只保存 $\min(T, W)$ 个位置，而不是 $T$ 个）。训练时每个参数的字节数取决于配方。混合精度（bf16 权重和梯度、fp32 主权重、fp32 的 Adam $m$、$v$ 优化器状态）：2 + 2 + 4 + 8 = **16**（ZeRO，Rajbhandari 等，2020）；梯度用 fp32：2 + 4 + 4 + 8 = 18（Megatron-LM）；纯 fp32 AdamW：4 + 4 + 8 = 16，没有主权重副本；8 位 Adam（Dettmers 等，2022）：2 + 2 + 4 + 2 = 10。激活值按 Korthikanti 等（2022）：每层 $s\,b\,h\,(34 + 5\,a\,s/h)$ 字节，按 GPT-3 的块计算（MHA、$4h$ 宽的 GELU MLP、LayerNorm、dropout）。$5as/h$ 项是 $a\times s\times s$ 的注意力分数：FlashAttention 不保存它们，选择性重计算也不保存；完全重计算只保留每层的输入（$2sbh$）。SwiGLU 的 MLP 部分随宽度 $f$ 变化（gate、up 和它们的乘积三个 $f$ 宽的张量），GQA 保存的 K、V 更少，MoE 层要保存每个词元所选 $k$ 个专家的激活值。
 
 """,
         "calc_v_params_title": '各部分参数量',
@@ -295,7 +296,8 @@ STRINGS = {
         "calc_s_topk": "{active}：{n} 个路由专家中的 top-{k}{shared}",
         "calc_s_shared": "，外加 {n} 个共享专家",
         "calc_s_rule": '12·L·d² = 12·{L}·{d}² = {rule}，对比非嵌入参数 N = {n}（总数 − 输入嵌入 − 输出头）：偏差 {off:+.2f}%（相对总数 {off_total:+.1f}%）。这条经验公式按每层 4·d² 的注意力加 8·d² 的 FFN 计算：4d 宽的 GELU MLP（2·d·4d）和宽 8/3·d 的 SwiGLU（3·d·8d/3）都是 8·d²。这里每层注意力 = {att:.2f}·d²，FFN = {ffn:.2f}·d²；嵌入占总数的 {emb:.1f}%。{verdict}',
-        "calc_s_flops": '2·N_matmul + 2·L·T·H·(d_qk + d_v) = {matmul} + 2·{L}·{T}·{H}·({qk}+{v}) = {matmul} + {attention} = **{forward}**',
+        "calc_s_flops": '2·N_matmul + 2·{positions}·H·(d_qk + d_v) = {matmul} + 2·{values}·{H}·({qk}+{v}) = {matmul} + '
+                        '{attention} = **{forward}**',
         "calc_s_train": "6·N·D = 6 · {N} · {D} = {C} FLOP",
         "calc_s_kv_mla_note": "MLA 每个词元只缓存一个潜在向量：没有因子 2",
         "calc_s_crossover": "在 {t:,} 个词元时缓存的字节数与权重相同",

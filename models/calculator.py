@@ -397,6 +397,15 @@ def kv_elements_per_token(spec: ModelSpec) -> int:
                        rope_dim=spec.qk_rope_head_dim)
 
 
+def kv_elements_per_position(spec: ModelSpec) -> int:
+    """Numbers one layer caches per token position (every layer caches alike): :func:`kv_elements` over L.
+
+    >>> kv_elements_per_position(PRESETS["Llama-3-8B"])          # K and V · 8 KV heads · 128
+    2048
+    """
+    return kv_elements_per_token(spec) // spec.n_layers
+
+
 def cached_positions(spec: ModelSpec, seq_len: int) -> int:
     """Token positions the cache holds at ``seq_len``, summed over the layers: ``seq_len`` in a layer that
     attends to everything, ``min(seq_len, W)`` in a sliding-window layer (a rolling buffer of the last W:
@@ -418,8 +427,8 @@ def kv_cache_bytes(spec: ModelSpec, seq_len: int, batch: int = 1, dtype: str | f
     0.5
     """
     _check_run(seq_len, batch)
-    per_position = kv_elements_per_token(spec) // spec.n_layers          # every layer caches the same per token
-    return math.ceil(per_position * cached_positions(spec, seq_len) * batch * bytes_per_element(dtype))
+    return math.ceil(kv_elements_per_position(spec) * cached_positions(spec, seq_len) * batch
+                     * bytes_per_element(dtype))
 
 
 # --------------------------------------------------------------------------- FLOPs
@@ -427,7 +436,8 @@ def flops_per_token(spec: ModelSpec, seq_len: int) -> dict:
     """Forward FLOPs of one token at context ``seq_len`` (a multiply-add = 2 FLOPs).
 
     ``matmul`` = 2 x (active parameters - input embedding), the embedding being a lookup;
-    ``attention`` = the scores QKᵀ and the weighted sum AV against ``seq_len`` keys, every layer.
+    ``attention`` = the scores QKᵀ and the weighted sum AV against the keys each layer attends to: ``seq_len``,
+    or ``min(seq_len, W)`` in a sliding-window layer (:func:`cached_positions`, summed over the layers).
     Training costs ~3x the forward (backward = 2x): 6·N per token.
     """
     _check_run(seq_len, 1)
@@ -438,7 +448,7 @@ def flops_per_token(spec: ModelSpec, seq_len: int) -> dict:
         qk_dim, v_dim = spec.qk_nope_head_dim + spec.qk_rope_head_dim, spec.v_head_dim
     else:
         qk_dim = v_dim = spec.hd
-    attention = 2 * spec.n_layers * seq_len * spec.n_heads * (qk_dim + v_dim)
+    attention = 2 * cached_positions(spec, seq_len) * spec.n_heads * (qk_dim + v_dim)
     forward = matmul + attention
     return {"matmul": matmul, "attention": attention, "forward": forward, "train": 3 * forward}
 
@@ -592,7 +602,7 @@ def cache_outgrows_weights(spec: ModelSpec, batch: int = 1, dtype: str = "bf16",
     True
     """
     weights = count_params(spec)["total"] * bytes_per_element(weight_dtype or dtype)
-    positions = weights / (kv_elements_per_token(spec) // spec.n_layers * batch * bytes_per_element(dtype))
+    positions = weights / (kv_elements_per_position(spec) * batch * bytes_per_element(dtype))
     L, local, W = spec.n_layers, spec.sliding_layers, spec.sliding_window
     if not local or positions <= L * W:                       # reached before any window fills
         return math.ceil(positions / L)

@@ -123,12 +123,17 @@ def spec_from_config(text: str, name: str = "pasted config") -> ModelSpec:
     return ModelSpec(name=str(cfg.get("_name_or_path") or name)[:80], **kwargs)
 
 
+# The default of each Qwen config class that has the key (Qwen3-MoE has none: every layer gets the window).
+MAX_WINDOW_LAYERS = {"qwen2": 28, "qwen3": 28, "qwen2_moe": 28}
+
+
 def _sliding_window(cfg: dict, layers) -> dict:
     """``sliding_window`` and ``sliding_layers`` of a config: its ``layer_types`` where it lists them
     ("sliding_attention" or "full_attention" per layer), else its family's rule in ``transformers``: Gemma 2
-    every other layer from the first, Gemma 3 all but every ``sliding_window_pattern``-th (6), Qwen the
-    layers from ``max_window_layers`` on when ``use_sliding_window``, any other family (Mistral, Phi-3,
-    Starcoder2) every layer. A null or absent ``sliding_window``: no window.
+    every other layer from the first; all but every ``sliding_window_pattern``-th layer (Gemma 3: 6 when
+    unsaid, Cohere 2); Qwen the layers from ``max_window_layers`` (Qwen2, Qwen3, Qwen2-MoE: 28 when unsaid)
+    on, when ``use_sliding_window``; any other family (Mistral, Phi-3, Starcoder2) every layer. A null or
+    absent ``sliding_window``: no window.
 
     >>> _sliding_window({"model_type": "gemma3_text", "sliding_window": 1024}, 62)
     {'sliding_window': 1024, 'sliding_layers': 52}
@@ -147,11 +152,12 @@ def _sliding_window(cfg: dict, layers) -> dict:
         local = sum(kind == "sliding_attention" for kind in kinds)
     elif family == "gemma2":
         local = (layers + 1) // 2
-    elif family == "gemma3_text":
+    elif family == "gemma3_text" or cfg.get("sliding_window_pattern") is not None:
         pattern = whole("sliding_window_pattern", cfg.get("sliding_window_pattern") or 6, 1, CALC_MAX_LAYERS)
         local = layers - layers // pattern
     elif "use_sliding_window" in cfg:
-        first = whole("max_window_layers", cfg.get("max_window_layers") or 0, 0, CALC_MAX_LAYERS)
+        first = cfg.get("max_window_layers", MAX_WINDOW_LAYERS.get(family, 0))
+        first = whole("max_window_layers", first, 0, CALC_MAX_LAYERS)
         local = max(layers - first, 0) if cfg["use_sliding_window"] else 0
     else:
         local = layers

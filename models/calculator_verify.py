@@ -94,6 +94,7 @@ class Verification:
     built_kv_bytes: int
     how: str = "meta"                  # "run": built with weights and run; "meta": built on the meta device
     kv_dtype: str = "fp16"             # the dtype of the cache compared
+    seq_len: int = 128                 # the tokens in the cache compared
 
     @property
     def ok(self) -> bool:
@@ -121,9 +122,10 @@ def verify(spec: ModelSpec, seq_len: int = 128, batch: int = 1, kv_dtype: str = 
         with torch.no_grad():
             _, cache = model(ids, model.new_cache(batch=batch, capacity=seq_len))   # prefill fills T positions
         return Verification(formula, sum(p.numel() for p in model.parameters()),
-                            kv_cache_bytes(spec, seq_len, batch, "fp32"), cache.nbytes(), "run", "fp32")
+                            kv_cache_bytes(spec, seq_len, batch, "fp32"), cache.nbytes(), "run", "fp32", seq_len)
     model = build_model(spec, seq_len)
     built = sum(p.numel() for p in model.parameters())                # .parameters() counts tied weights once
     cache = KVCache(model.config, batch=batch, capacity=seq_len, device="meta", dtype=KV_TORCH_DTYPES[kv_dtype])
     cache_bytes = cache.capacity_nbytes() // PACKED.get(kv_dtype, 1)
-    return Verification(formula, built, kv_cache_bytes(spec, seq_len, batch, kv_dtype), cache_bytes, kv_dtype=kv_dtype)
+    return Verification(formula, built, kv_cache_bytes(spec, seq_len, batch, kv_dtype), cache_bytes, kv_dtype=kv_dtype,
+                        seq_len=seq_len)

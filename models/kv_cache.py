@@ -28,9 +28,11 @@ up front, and the unfilled part is reserved memory. :meth:`KVCache.nbytes` count
 see only key 0, the classic bug of a cached prefill in chunks.
 
 At scale (:func:`scale_up`) the sizes of published models come from the Calculator's backend
-(``models.calculator``): its presets, ``kv_cache_bytes``, ``count_params``, ``cache_outgrows_weights``.
+(``models.calculator``): its presets, ``kv_cache_bytes``, ``count_params``, ``cache_outgrows_weights``; a
+sliding-window layer's rolling buffer is counted there (min(T, W) positions).
 
-Not handled: paged or quantised caches, sliding-window eviction, batches of unequal lengths.
+Not handled by :class:`KVCache` (the tiny GPT's): paged or quantised caches, evicting tokens past a sliding
+window, batches of unequal lengths.
 """
 from __future__ import annotations
 

@@ -585,7 +585,11 @@ SMALL_WINDOW = dict(vocab_size=64, hidden_size=32, intermediate_size=64, num_hid
 WINDOWED = {"mistral": {}, "mixtral": {"num_local_experts": 2, "num_experts_per_tok": 1}, "phi3": {},
             "starcoder2": {}, "qwen2": {"use_sliding_window": True, "max_window_layers": 3},
             "qwen2/off": {"use_sliding_window": False}, "qwen3": {"use_sliding_window": True, "max_window_layers": 2},
-            "gemma2": {}, "gemma3_text": {}, "gemma3_text/pattern 3": {"sliding_window_pattern": 3}}
+            "qwen2/28 unsaid": {"use_sliding_window": True},             # its class's default: none of 7 layers
+            "qwen3_moe": {"use_sliding_window": True, "num_experts": 2, "num_experts_per_tok": 1,
+                          "moe_intermediate_size": 16},                   # no max_window_layers: every layer
+            "gemma2": {}, "gemma3_text": {}, "gemma3_text/pattern 3": {"sliding_window_pattern": 3},
+            "cohere2": {"sliding_window_pattern": 4}}
 
 
 @pytest.mark.parametrize("family", WINDOWED)
@@ -604,7 +608,7 @@ def test_a_windowed_cache_holds_what_transformers_keeps(family, listed):
     with torch.no_grad():
         cache = model(torch.randint(0, 64, (1, 11)), use_cache=True).past_key_values
     attended = [layer.keys.shape[-2] + 1 for layer in cache.layers]      # (per layer) keys the 12th token reads
-    config = hf_config.to_dict()
+    config = {**hf_config.to_dict(), **WINDOWED[family]}                # the keys a published config.json has
     if not listed:
         config.pop("layer_types", None)
     spec = spec_from_config(json.dumps(config))
@@ -626,6 +630,11 @@ def test_mistral_keeps_its_window_and_the_crossover_weighs_what_each_layer_keeps
         weights = count_params(half)["total"] * {"bf16": 2, "int4": 0.5}[weight_dtype]
         assert kv_cache_bytes(half, t - 1, 1, "bf16") < weights <= kv_cache_bytes(half, t, 1, "bf16")
     assert analyze(mistral, RunSettings(seq_len=32768)).inference["parts"]["kv_cache"] == 2**29
+    # A query reads the keys its layer keeps: QKᵀ and AV over 4,096 of them, 32 heads of 128 + 128.
+    assert flops_per_token(mistral, 32768)["attention"] == 2 * 32 * 4096 * 32 * (128 + 128)
+    assert flops_per_token(mistral, 2048)["attention"] == flops_per_token(PRESETS["Llama-3-8B"], 2048)["attention"]
+    verified = verify(dataclasses.replace(mistral, sliding_window=64), seq_len=128, kv_dtype="bf16")
+    assert verified.ok and verified.seq_len == 64                   # checked where every layer holds them all
 
 
 @pytest.mark.parametrize("changes,match", [

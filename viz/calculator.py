@@ -78,27 +78,34 @@ def memory_figure(inference: dict[str, int], training: dict[str, int], capacitie
     return plain_figure(data, layout)
 
 
+def positions_formula(s, seq_len: int, sep: str = "·", number=str) -> tuple[str, str]:
+    """The token positions ``s``'s layers hold at ``seq_len`` (``models.calculator.cached_positions``), as a
+    formula and with the values in it; ``sep`` joins factors, ``number`` writes a value.
+
+    >>> from models.calculator import PRESETS
+    >>> positions_formula(PRESETS["Llama-3-8B"], 8192), positions_formula(PRESETS["Mistral-7B v0.1"], 8192)
+    (('L·T', '32·8192'), ('((L − L_w)·T + L_w·min(T, W))', '(0·8192 + 32·4096)'))
+    """
+    L, Lw = s.n_layers, s.sliding_layers
+    if not Lw:
+        return f"L{sep}T", f"{L}{sep}{number(seq_len)}"
+    return (f"((L − L_w){sep}T + L_w{sep}min(T, W))",
+            f"({L - Lw}{sep}{number(seq_len)} + {Lw}{sep}{number(min(seq_len, s.sliding_window))})")
+
+
 def _kv_formula(s, run, lang: str) -> str:
     """The cache's formula with ``s``'s values in it: numbers per position times the positions the layers hold.
 
     >>> from models.calculator import PRESETS, RunSettings
-    >>> _kv_formula(PRESETS["Mistral-7B v0.1"], RunSettings(seq_len=32768, kv_dtype="bf16"), "en")[:62]
-    '2·n_kv·hd·((L − L_w)·T + L_w·min(T, W))·B·bytes = 2·8·128·(0·3'
+    >>> _kv_formula(PRESETS["Llama-3-8B"], RunSettings(seq_len=4096), "en")
+    '2·n_kv·hd·L·T·B·bytes = 2·8·128·32·4096·1·bf16'
     """
-    L, T, B, dtype = s.n_layers, run.seq_len, run.batch, run.kv_dtype
-    notes = [tr(lang, "calc_s_kv_mla_note")] if s.is_mla else []
-    if s.sliding_layers:
-        per = "(r_kv + rope)" if s.is_mla else "2·n_kv·hd"
-        per_values = f"({s.kv_lora_rank}+{s.qk_rope_head_dim})" if s.is_mla else f"2·{s.kv_heads}·{s.hd}"
-        Lw = s.sliding_layers
-        formula = (f"{per}·((L − L_w)·T + L_w·min(T, W))·B·bytes = "
-                   f"{per_values}·({L - Lw}·{T} + {Lw}·{min(T, s.sliding_window)})·{B}·{dtype}")
-        notes.append(tr(lang, "calc_s_kv_window_note"))
-    elif s.is_mla:
-        formula = f"L·(r_kv + rope)·T·B·bytes = {L}·({s.kv_lora_rank}+{s.qk_rope_head_dim})·{T}·{B}·{dtype}"
-    else:
-        formula = f"2·L·n_kv·hd·T·B·bytes = 2·{L}·{s.kv_heads}·{s.hd}·{T}·{B}·{dtype}"
-    return formula + "".join(tr(lang, "sep_paren", text=note) for note in notes)
+    per, per_values = (("(r_kv + rope)", f"({s.kv_lora_rank}+{s.qk_rope_head_dim})") if s.is_mla
+                       else ("2·n_kv·hd", f"2·{s.kv_heads}·{s.hd}"))
+    positions, values = positions_formula(s, run.seq_len)
+    notes = [tr(lang, "calc_s_kv_mla_note")] * s.is_mla + [tr(lang, "calc_s_kv_window_note")] * bool(s.sliding_layers)
+    return (f"{per}·{positions}·B·bytes = {per_values}·{values}·{run.batch}·{run.kv_dtype}"
+            + "".join(tr(lang, "sep_paren", text=note) for note in notes))
 
 
 def kv_figure(contexts: list[int], kv_gib: list[float], weights_gib: float, crossover: int | None,
@@ -190,8 +197,9 @@ def summary_markdown(a, lang: str = "en") -> str:
                           emb=100 * r.embedding_share, verdict=verdict)))
     f = a.flops
     qk, v = (s.qk_nope_head_dim + s.qk_rope_head_dim, s.v_head_dim) if s.is_mla else (s.hd, s.hd)
+    positions, values = positions_formula(s, run.seq_len)
     rows.append(details(T("h_flops"), human(f["forward"], "FLOP"),
-                        S("flops", matmul=f"{f['matmul']:,}", L=L, T=run.seq_len, H=H, qk=qk, v=v,
+                        S("flops", matmul=f"{f['matmul']:,}", positions=positions, values=values, H=H, qk=qk, v=v,
                           attention=f"{f['attention']:,}", forward=f"{f['forward']:,}")))
     c = a.conventions
     rows.append(details(T("h_train"), f"{a.train_flops:.3g} FLOP",
@@ -224,7 +232,7 @@ def summary_markdown(a, lang: str = "en") -> str:
     return "\n".join(rows)
 
 
-def verification_markdown(v, seq_len: int, lang: str = "en") -> str:
+def verification_markdown(v, lang: str = "en") -> str:
     """Formula vs. built modules vs. a real cache, side by side, and how they were obtained."""
     T = _t(lang)
     ok = lambda a, b: T("match") if a == b else T("mismatch")         # noqa: E731
@@ -232,6 +240,6 @@ def verification_markdown(v, seq_len: int, lang: str = "en") -> str:
     return (f"**{T('h_verify')}**\n\n| | {T('formula')} | PyTorch | |\n|---|---:|---:|---|\n"
             f"| {T('h_total')} | {v.formula_params:,} | {v.built_params:,} ({T('run_built' if run else 'built')}) | "
             f"{ok(v.formula_params, v.built_params)} |\n"
-            f"| {T('h_kv')} ({v.kv_dtype}, {T('n_tokens', t=seq_len)}) | {v.formula_kv_bytes:,} B | {v.built_kv_bytes:,} B "
-            f"({T('run_cache' if run else 'real_cache')}) | {ok(v.formula_kv_bytes, v.built_kv_bytes)} |\n\n"
-            + T("how_run" if run else "how_meta", t=seq_len))
+            f"| {T('h_kv')} ({v.kv_dtype}, {T('n_tokens', t=v.seq_len)}) | {v.formula_kv_bytes:,} B | "
+            f"{v.built_kv_bytes:,} B ({T('run_cache' if run else 'real_cache')}) | {ok(v.formula_kv_bytes, v.built_kv_bytes)} |\n\n"
+            + T("how_run" if run else "how_meta", t=v.seq_len))

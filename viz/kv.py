@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from locales import tr
-from viz.calculator import human
+from viz.calculator import human, positions_formula
 from viz.common import WEIGHT_SCALE, axis_ref, base_layout, figure, label_margin, subplot_row
 
 if TYPE_CHECKING:                                      # the results viz draws; models imports torch
@@ -284,9 +284,7 @@ def scale_markdown(s, lang: str = "en") -> str:
     if spec.is_mla:
         shape = tr(lang, "kv_fig_s_shape_mla", layers=spec.n_layers, heads=spec.n_heads, r=spec.kv_lora_rank,
                                                      rope=spec.qk_rope_head_dim)
-        symbolic = "L · (kv_lora_rank + qk_rope_head_dim) · T · batch · bytes"
-        plugged = f"{spec.n_layers} · ({spec.kv_lora_rank} + {spec.qk_rope_head_dim}) · {T} · {B} · {b}"
-        per_token = f"{spec.n_layers} · ({spec.kv_lora_rank} + {spec.qk_rope_head_dim}) · {b}"
+        per, per_values = "(kv_lora_rank + qk_rope_head_dim)", f"({spec.kv_lora_rank} + {spec.qk_rope_head_dim})"
         k = spec.qk_nope_head_dim + spec.qk_rope_head_dim
         baseline = (tr(lang, "kv_fig_s_decompressed", k=k, v=spec.v_head_dim)
                     + f"{colon}`{spec.n_layers} · {spec.n_heads} · ({k} + {spec.v_head_dim}) · {T} · {B} · {b}`")
@@ -294,17 +292,14 @@ def scale_markdown(s, lang: str = "en") -> str:
     else:
         shape = tr(lang, "kv_fig_s_shape", layers=spec.n_layers, heads=spec.n_heads, kv=spec.kv_heads,
                                                  hd=spec.hd)
-        symbolic = "2 · L · n_kv · head_dim · T · batch · bytes"
-        plugged = f"2 · {spec.n_layers} · {spec.kv_heads} · {spec.hd} · {T} · {B} · {b}"
-        per_token = f"2 · {spec.n_layers} · {spec.kv_heads} · {spec.hd} · {b}"
+        per, per_values = "2 · n_kv · head_dim", f"2 · {spec.kv_heads} · {spec.hd}"
         baseline, note = tr(lang, "kv_fig_s_as_mha", heads=spec.n_heads), ""
-    if spec.sliding_layers:                      # L · T becomes the positions the layers hold
-        L, Lw, W = spec.n_layers, spec.sliding_layers, spec.sliding_window
-        per, per_values = (("(kv_lora_rank + qk_rope_head_dim)", f"({spec.kv_lora_rank} + {spec.qk_rope_head_dim})")
-                           if spec.is_mla else ("2 · n_kv · head_dim", f"2 · {spec.kv_heads} · {spec.hd}"))
-        symbolic = f"{per} · ((L − L_w) · T + L_w · min(T, W)) · batch · bytes"
-        plugged = f"{per_values} · ({L - Lw} · {T} + {Lw} · {min(s.seq_len, W):,}) · {B} · {b}"
-        note += tr(lang, "sep_paren", text=tr(lang, "kv_fig_s_window", local=Lw, layers=L, w=W))
+    positions, values = positions_formula(spec, s.seq_len, " · ", "{:,}".format)
+    symbolic, plugged = f"{per} · {positions} · batch · bytes", f"{per_values} · {values} · {B} · {b}"
+    per_token = f"{per_values} · {spec.n_layers} · {b}"
+    if spec.sliding_layers:
+        note += tr(lang, "sep_paren", text=tr(lang, "kv_fig_s_window", local=spec.sliding_layers,
+                                              layers=spec.n_layers, w=spec.sliding_window))
     cross = (f"{tr(lang, 'kv_fig_s_cross')} **T = {s.crossover_tokens:,}** {tr(lang, 'kv_fig_s_tokens')}"
              if s.crossover_tokens is not None else tr(lang, "kv_fig_s_no_cross", w=spec.sliding_window))
     per_token_bytes = s.per_token_bytes
@@ -313,7 +308,8 @@ def scale_markdown(s, lang: str = "en") -> str:
         "",
         f"- **{tr(lang, 'kv_fig_s_cache')}** = `{symbolic}`{note}",
         f"  = `{plugged}` = **{s.cache_bytes:,} B = {human(s.cache_bytes, 'B')}**",
-        f"- {tr(lang, 'kv_fig_s_per_token')}{colon}`{per_token}` = {per_token_bytes:,.0f} B = "
+        f"- {tr(lang, 'kv_fig_s_per_token_window' if spec.sliding_layers else 'kv_fig_s_per_token')}{colon}"
+        f"`{per_token}` = {per_token_bytes:,.0f} B = "
         f"{human(per_token_bytes, 'B')}",
         f"- {tr(lang, 'kv_fig_s_weights', params=s.params, b=s.bytes_per_elem)}{colon}{human(s.weights_bytes, 'B')}"
         f"{semicolon}{cross}",
