@@ -13,7 +13,7 @@ import time
 
 import gradio as gr
 
-from components import attention, bpe, calculator, kv, masks, moe, norms, positions, share, tensors, widgets
+from components import attention, bpe, calculator, kv, links, masks, moe, norms, positions, share, tensors, widgets
 from components.i18n import build_i18n, t
 from components.toasts import TOAST_JS
 from components.touch import TOUCH_JS
@@ -72,6 +72,8 @@ def build_demo(only: tuple[str, ...] | None = None) -> gr.Blocks:
                 tab_blocks[tab_id] = tab
         moved = {old: where for _, _, module in chosen for old, where in getattr(module, "MOVED_LINKS", {}).items()}
         share.wire(blocks, tabs, tab_blocks, tab_controls, draws, moved)
+        offers, opens = (draws.get("kv") or {}).get("look_inside"), (draws.get("attention") or {}).get("opens")
+        links.look_inside(tabs, offers, opens)
         blocks.hidden_progress_on(header)
         blocks.edits_never_dropped()
     blocks.queue(default_concurrency_limit=4, max_size=128)

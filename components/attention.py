@@ -62,10 +62,13 @@ def build() -> dict | None:
                                 also={shown: view_id, bar: gr.update(visible=reads[view_id])}),
                    show_progress="hidden", api_visibility="private")
     model_views = {view_id: draw for view_id, (_, draw) in views.items() if reads[view_id]}
+    redraw = redraw_shown(model_views, drawn, shown, key)
     gr.on([shared.model.input, shared.prompt.submit, shared.prompt.blur], trigger_mode="always_last",
-          show_progress="hidden", api_visibility="private", **redraw_shown(model_views, drawn, shown, key))
+          show_progress="hidden", api_visibility="private", **redraw)
     timers = [timer for _, draw in views.values() for timer in draw.get("timers", ())]
-    return {**views[first][1], "timers": timers}
+    # What another tab may open this one on (components.links): the model and prompt, then the view shown.
+    opens = dict(model=shared.model, prompt=shared.prompt, redraw=redraw)
+    return {**views[first][1], "timers": timers, "opens": opens}
 
 
 def redraw_shown(draws: dict[str, dict], drawn: dict[str, gr.State], shown: gr.State,

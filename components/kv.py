@@ -13,7 +13,7 @@ from components.wiring import event, fit_then_draw, join_draws
 from locales import tr
 from models.calculator import PRESETS
 from models.checks import Span, choice
-from models.limits import (CALC_CONTEXT, KV_CONTEXT, KV_MAX_LATENT, KV_MAX_NEW_TOKENS, KV_N_HEADS,
+from models.limits import (ATTN_MAX_PROMPT, CALC_CONTEXT, KV_CONTEXT, KV_MAX_LATENT, KV_MAX_NEW_TOKENS, KV_N_HEADS,
                            KV_SCALE_MAX_BATCH, KV_TRAINED_GQA, KV_TRAINED_LATENT, KV_VARIANTS, SEED, TEMPERATURE)
 
 DEFAULT_PROMPT = "The kettle began to sing"
@@ -83,7 +83,7 @@ def kv_plan(prompt: str = DEFAULT_PROMPT, attention: str = "mha", n_kv_heads: in
             "cache": cache_figure(layer, capacity, len(prompt), None, 0, lang),
             "growth": growth_figure(capacity, _formula(config, bpe), config_cache_bytes(config, 1, bpe),
                                     other_variant_bytes(config, bpe), [], [], [], [], [], None, lang),
-            "text": text_html(prompt, ""),
+            "text": text_html(prompt, ""), "written": prompt,
         }
     return {**figures, "device": str(watch.timing)}
 
@@ -118,7 +118,7 @@ def kv_generate(prompt: str = DEFAULT_PROMPT, attention: str = "mha", n_kv_heads
         device = tr(lang, "kv_device_line", device=info.device, prefill=times.prefill_ms, cached=times.cached_ms,
                     uncached=times.uncached_ms, tokens=pair.step + 1)
         update = {
-            "text": text_html(prompt, frame.text), "device": device,
+            "text": text_html(prompt, frame.text), "written": prompt + frame.text, "device": device,
             "status": status_markdown(pair.step + 1, n_new, T, pair.cached.cache_bytes, _formula(cfg, bpe, str(T)),
                                       config_cache_bytes(cfg, T, bpe), frame.identical, info.trained,
                                       info.name, info.val_loss, lang)}
@@ -134,6 +134,20 @@ def kv_generate(prompt: str = DEFAULT_PROMPT, attention: str = "mha", n_kv_heads
                                          ms_uncached, times, lang)
         last_plots = time.perf_counter()
         yield update
+
+
+def look_inside(prompt: str = DEFAULT_PROMPT, written: str = "", attention: str = "mha") -> dict:
+    """What the Attention tab opens on from here (its "Look inside" button, ``components.links``): the trained
+    model of this attention and the text shown, generated from this prompt (the prompt alone before a Generate;
+    a text from another prompt is not taken), its last ``ATTN_MAX_PROMPT`` characters, the most the views read.
+
+    >>> look_inside("The cat", "The cat sat on the mat", "gqa"), look_inside("A dog", "The cat sat")["attn_prompt"]
+    ({'attn_model': 'gqa', 'attn_prompt': 'The cat sat on the mat'}, 'A dog')
+    """
+    choice("kv_attention", attention, KV_VARIANTS)
+    text = written if isinstance(written, str) and isinstance(prompt, str) and written.startswith(prompt) \
+        else prompt
+    return {"attn_model": attention, "attn_prompt": text[-ATTN_MAX_PROMPT:] if isinstance(text, str) else text}
 
 
 def kv_scale(preset: str = DEFAULT_PRESET, context: int = DEFAULT_CONTEXT, batch: int = 1, dtype: str = "bf16",
@@ -199,6 +213,8 @@ def build() -> dict:
             ui.variant = gr.Markdown(elem_id="kv_variant", latex_delimiters=[])
         with gr.Column(scale=3):
             ui.text = gr.HTML(elem_id="kv_text", label=t("kv_text"))
+            ui.written = gr.State("")                      # the prompt and what was generated, as text
+            ui.look = gr.Button(t("kv_look_inside"), size="sm", elem_id="kv_look_inside")
             ui.status = gr.Markdown(elem_id="kv_status", latex_delimiters=[])
             ui.cache = gr.Plot(label=t("kv_cache_plot"), elem_id="kv_cache_plot")
             ui.growth = gr.Plot(label=t("kv_growth_plot"), elem_id="kv_growth_plot")
@@ -218,7 +234,7 @@ def build() -> dict:
             ui.layouts_md = gr.Markdown(elem_id="kv_layouts_md", latex_delimiters=[])
     explain("kv_explain")
 
-    plan_outputs = ("groups", "variant", "cache", "growth", "text", "device")
+    plan_outputs = ("groups", "variant", "cache", "growth", "text", "written", "device")
     plan = event(kv_plan, ui, plan_outputs, show_progress="hidden")
     gr.on([ui.kv_latent_dim.input, ui.max_new_tokens.input], api_name="kv_plan", trigger_mode="always_last", **plan)
     # The prompt sets where "New tokens" ends: fitted first, then planned.
@@ -235,10 +251,12 @@ def build() -> dict:
         api_visibility="private", trigger_mode="always_last", **plan)
 
     long_run([ui.generate.click], ui.stop, ui.status, api_name="kv_generate",
-             **event(says_done(kv_generate), ui, ("text", "status", "cache", "growth", "device")))
+             **event(says_done(kv_generate), ui, ("text", "written", "status", "cache", "growth", "device")))
 
     scale_outputs = ("scale", "scale_md", "layouts", "layouts_md")
     gr.on([ui.preset.input, ui.context.submit, ui.context.blur, ui.batch.submit, ui.batch.blur, ui.dtype.input],
           api_name="kv_scale", show_progress="hidden", **event(kv_scale, ui, scale_outputs))
-    # The first picture: the default generation's plan and the default scale-up, in one event.
-    return fit_then_draw(fit, join_draws(event(kv_plan, ui, plan_outputs), event(kv_scale, ui, scale_outputs)))
+    # The first picture: the default generation's plan and the default scale-up, in one event. "Look inside"
+    # is wired by the app, which holds the Attention tab too (components.links).
+    first = fit_then_draw(fit, join_draws(event(kv_plan, ui, plan_outputs), event(kv_scale, ui, scale_outputs)))
+    return {**first, "look_inside": dict(button=ui.look, fn=look_inside, controls=ui)}

@@ -232,7 +232,7 @@ def test_an_edit_made_while_its_event_is_pending_is_not_dropped():
 def test_every_tab_module_is_in_the_app():
     """Every component module is a tab of ``app.TABS``, a sub-tab in a tab's ``SUBTABS``, a section in its
     ``SECTIONS``, or shared."""
-    shared = {"common", "i18n", "share", "widgets", "toasts", "touch", "wiring", "worker"}
+    shared = {"common", "i18n", "links", "share", "widgets", "toasts", "touch", "wiring", "worker"}
     tab_modules = {m.name for m in pkgutil.iter_modules(components.__path__)} - shared
     tabs = [module for _, _, module in app.TABS]
     views = [view for module in tabs for _, _, view, *_ in getattr(module, "SUBTABS", ())]
