@@ -131,9 +131,9 @@ def _sliding_window(cfg: dict, layers) -> dict:
     """``sliding_window`` and ``sliding_layers`` of a config: its ``layer_types`` where it lists them
     ("sliding_attention" or "full_attention" per layer), else its family's rule in ``transformers``: Gemma 2
     every other layer from the first; all but every ``sliding_window_pattern``-th layer (Gemma 3: 6 when
-    unsaid, Cohere 2); Qwen the layers from ``max_window_layers`` (Qwen2, Qwen3, Qwen2-MoE: 28 when unsaid)
-    on, when ``use_sliding_window``; any other family (Mistral, Phi-3, Starcoder2) every layer. A null or
-    absent ``sliding_window``: no window.
+    unsaid, Cohere 2); with ``use_sliding_window``, Qwen2 and Qwen3 the layers from ``max_window_layers`` on
+    (28 when unsaid), Qwen2-MoE the even ones below it, Qwen3-MoE all; any other family (Mistral, Phi-3,
+    Starcoder2) every layer. A null or absent ``sliding_window``: no window.
 
     >>> _sliding_window({"model_type": "gemma3_text", "sliding_window": 1024}, 62)
     {'sliding_window': 1024, 'sliding_layers': 52}
@@ -156,9 +156,15 @@ def _sliding_window(cfg: dict, layers) -> dict:
         pattern = whole("sliding_window_pattern", cfg.get("sliding_window_pattern") or 6, 1, CALC_MAX_LAYERS)
         local = layers - layers // pattern
     elif "use_sliding_window" in cfg:
-        first = cfg.get("max_window_layers", MAX_WINDOW_LAYERS.get(family, 0))
-        first = whole("max_window_layers", first, 0, CALC_MAX_LAYERS)
-        local = max(layers - first, 0) if cfg["use_sliding_window"] else 0
+        first = cfg.get("max_window_layers")
+        first = whole("max_window_layers", MAX_WINDOW_LAYERS.get(family, 0) if first is None else first, 0,
+                      CALC_MAX_LAYERS)
+        if not cfg["use_sliding_window"]:
+            local = 0
+        elif family == "qwen2_moe":                      # the even layers below max_window_layers
+            local = (min(first, layers) + 1) // 2
+        else:
+            local = max(layers - first, 0)
     else:
         local = layers
     return {"sliding_window": window if local else 0, "sliding_layers": local}

@@ -588,6 +588,9 @@ WINDOWED = {"mistral": {}, "mixtral": {"num_local_experts": 2, "num_experts_per_
             "qwen2/28 unsaid": {"use_sliding_window": True},             # its class's default: none of 7 layers
             "qwen3_moe": {"use_sliding_window": True, "num_experts": 2, "num_experts_per_tok": 1,
                           "moe_intermediate_size": 16},                   # no max_window_layers: every layer
+            "qwen2_moe": {"use_sliding_window": True, "max_window_layers": 6, "num_experts": 2,
+                          "num_experts_per_tok": 1, "moe_intermediate_size": 16,
+                          "shared_expert_intermediate_size": 16},         # the even layers below 6: 3 of 7
             "gemma2": {}, "gemma3_text": {}, "gemma3_text/pattern 3": {"sliding_window_pattern": 3},
             "cohere2": {"sliding_window_pattern": 4}}
 

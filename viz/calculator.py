@@ -241,5 +241,6 @@ def verification_markdown(v, lang: str = "en") -> str:
             f"| {T('h_total')} | {v.formula_params:,} | {v.built_params:,} ({T('run_built' if run else 'built')}) | "
             f"{ok(v.formula_params, v.built_params)} |\n"
             f"| {T('h_kv')} ({v.kv_dtype}, {T('n_tokens', t=v.seq_len)}) | {v.formula_kv_bytes:,} B | "
-            f"{v.built_kv_bytes:,} B ({T('run_cache' if run else 'real_cache')}) | {ok(v.formula_kv_bytes, v.built_kv_bytes)} |\n\n"
+            f"{v.built_kv_bytes:,} B ({T('run_cache' if run else 'real_cache')}) | "
+            f"{ok(v.formula_kv_bytes, v.built_kv_bytes)} |\n\n"
             + T("how_run" if run else "how_meta", t=v.seq_len))
