@@ -18,6 +18,7 @@ from components import attention_flash, attention_heads, attention_next, attenti
 from components.attention_heads import model_and_prompt
 from components.i18n import t
 from components.share import call_draw, show_event
+from components.wiring import VALUES_AND_REQUEST
 
 # (sub-tab id, label key, module, whether it reads the trained model and prompt), in the order a learner
 # meets them.
@@ -40,7 +41,7 @@ def build() -> dict | None:
     with gr.Row(elem_id="attn_shared") as bar:
         model_and_prompt(shared)
     views = {}
-    with gr.Tabs(elem_id="attn_views"):
+    with gr.Tabs(elem_id="attn_views") as tabs:
         for view_id, label, module, reads_model in SUBTABS:
             with gr.Tab(t(label), id=view_id, elem_id=f"attn_sub_{view_id}") as tab:
                 views[view_id] = (tab, (module.build(shared) if reads_model else module.build()) or {})
@@ -52,8 +53,7 @@ def build() -> dict | None:
     reads = {view_id: reads_model for view_id, _, _, reads_model in SUBTABS}
     key = [shared.model, shared.prompt]
     first, *_ = views
-    drawn = {view_id: gr.State([shared.model.value, shared.prompt.value] if view_id == first else False)
-             for view_id, (_, draw) in views.items() if draw}
+    drawn = {view_id: gr.State(False) for view_id, (_, draw) in views.items() if draw}
     shown = gr.State(first)
     for view_id, (tab, draw) in views.items():
         pause = [timer for other, (_, each) in views.items() if other != view_id for timer in each.get("timers", ())]
@@ -66,9 +66,23 @@ def build() -> dict | None:
     gr.on([shared.model.input, shared.prompt.submit, shared.prompt.blur], trigger_mode="always_last",
           show_progress="hidden", api_visibility="private", **redraw)
     timers = [timer for _, draw in views.values() for timer in draw.get("timers", ())]
-    # What another tab may open this one on (components.links): the model and prompt, then the view shown.
-    opens = dict(model=shared.model, prompt=shared.prompt, redraw=redraw)
-    return {**views[first][1], "timers": timers, "opens": opens}
+    # The tab's first draw (a link's model and prompt, or the defaults) keeps what it drew the first view with.
+    first_draw = marked(views[first][1], drawn[first], key)
+    # What another tab may open this one on (components.links): the model and prompt, then the view shown
+    # redrawn, or the first view if the one shown reads neither.
+    opens = dict(model=shared.model, prompt=shared.prompt, redraw=redraw, shown=shown, views=tabs,
+                 reading=list(model_views))
+    return {**first_draw, "timers": timers, "opens": opens}
+
+
+def marked(draw: dict, flag: gr.State, key: list[gr.components.Component]) -> dict:
+    """``draw`` (``fn``, ``inputs``, ``outputs``) that also sets ``flag`` to the values of ``key`` it drew with."""
+    n = len(draw["inputs"])
+
+    def run(*values, request: gr.Request = None) -> dict:
+        return {**call_draw(draw, list(values[:n]), request), flag: list(values[n:])}
+    run.__signature__ = VALUES_AND_REQUEST
+    return {**draw, "fn": run, "inputs": [*draw["inputs"], *key], "outputs": [*draw["outputs"], flag]}
 
 
 def redraw_shown(draws: dict[str, dict], drawn: dict[str, gr.State], shown: gr.State,

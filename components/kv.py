@@ -83,7 +83,7 @@ def kv_plan(prompt: str = DEFAULT_PROMPT, attention: str = "mha", n_kv_heads: in
             "cache": cache_figure(layer, capacity, len(prompt), None, 0, lang),
             "growth": growth_figure(capacity, _formula(config, bpe), config_cache_bytes(config, 1, bpe),
                                     other_variant_bytes(config, bpe), [], [], [], [], [], None, lang),
-            "text": text_html(prompt, ""), "written": prompt,
+            "text": text_html(prompt, ""), "written": [prompt, prompt],
         }
     return {**figures, "device": str(watch.timing)}
 
@@ -118,7 +118,7 @@ def kv_generate(prompt: str = DEFAULT_PROMPT, attention: str = "mha", n_kv_heads
         device = tr(lang, "kv_device_line", device=info.device, prefill=times.prefill_ms, cached=times.cached_ms,
                     uncached=times.uncached_ms, tokens=pair.step + 1)
         update = {
-            "text": text_html(prompt, frame.text), "written": prompt + frame.text, "device": device,
+            "text": text_html(prompt, frame.text), "written": [prompt, prompt + frame.text], "device": device,
             "status": status_markdown(pair.step + 1, n_new, T, pair.cached.cache_bytes, _formula(cfg, bpe, str(T)),
                                       config_cache_bytes(cfg, T, bpe), frame.identical, info.trained,
                                       info.name, info.val_loss, lang)}
@@ -136,17 +136,20 @@ def kv_generate(prompt: str = DEFAULT_PROMPT, attention: str = "mha", n_kv_heads
         yield update
 
 
-def look_inside(prompt: str = DEFAULT_PROMPT, written: str = "", attention: str = "mha") -> dict:
+def look_inside(prompt: str = DEFAULT_PROMPT, written: list | None = None, attention: str = "mha") -> dict:
     """What the Attention tab opens on from here (its "Look inside" button, ``components.links``): the trained
-    model of this attention and the text shown, generated from this prompt (the prompt alone before a Generate;
-    a text from another prompt is not taken), its last ``ATTN_MAX_PROMPT`` characters, the most the views read.
+    model of this attention, and the text shown (``written``: [the prompt it began from, the text]) if it
+    began from the prompt in the box, else that prompt; its last ``ATTN_MAX_PROMPT`` characters, the most
+    the views read.
 
-    >>> look_inside("The cat", "The cat sat on the mat", "gqa"), look_inside("A dog", "The cat sat")["attn_prompt"]
-    ({'attn_model': 'gqa', 'attn_prompt': 'The cat sat on the mat'}, 'A dog')
+    >>> look_inside("The cat", ["The cat", "The cat sat on the mat"], "gqa")
+    {'attn_model': 'gqa', 'attn_prompt': 'The cat sat on the mat'}
+    >>> look_inside("", ["The cat", "The cat sat"])["attn_prompt"], look_inside("A dog", None)["attn_prompt"]
+    ('', 'A dog')
     """
     choice("kv_attention", attention, KV_VARIANTS)
-    text = written if isinstance(written, str) and isinstance(prompt, str) and written.startswith(prompt) \
-        else prompt
+    began, text = written if isinstance(written, list) and len(written) == 2 else (None, None)
+    text = text if began == prompt and isinstance(text, str) else prompt
     return {"attn_model": attention, "attn_prompt": text[-ATTN_MAX_PROMPT:] if isinstance(text, str) else text}
 
 
@@ -213,7 +216,7 @@ def build() -> dict:
             ui.variant = gr.Markdown(elem_id="kv_variant", latex_delimiters=[])
         with gr.Column(scale=3):
             ui.text = gr.HTML(elem_id="kv_text", label=t("kv_text"))
-            ui.written = gr.State("")                      # the prompt and what was generated, as text
+            ui.written = gr.State(None)                    # [the prompt, the prompt and what was generated]
             ui.look = gr.Button(t("kv_look_inside"), size="sm", elem_id="kv_look_inside")
             ui.status = gr.Markdown(elem_id="kv_status", latex_delimiters=[])
             ui.cache = gr.Plot(label=t("kv_cache_plot"), elem_id="kv_cache_plot")

@@ -149,3 +149,17 @@ def test_an_old_link_to_a_views_prompt_sets_the_tabs(page, server_url):
     expect(page.locator("#attn_prompt textarea")).to_have_value("Hello there.", timeout=60_000)
     expect(page.locator("#attn_steps_numbers .gtitle")).to_have_text(re.compile(r"query 12 '\.'"), timeout=60_000)
     expect(page.locator("#attn_model input[value=mqa]")).to_be_checked()
+
+
+def test_a_link_s_model_is_what_the_first_view_is_drawn_with(page, server_url):
+    """Regression: the first view was marked drawn with the default model, though a link had drawn it with
+    another; after a switch back to the default elsewhere, its select kept the link's maps under the radio."""
+    page.goto(f"{server_url}?tab=attention&attn_model=gqa")
+    grid = page.locator("#attn_heads_grid .gtitle")
+    expect(grid).to_contain_text("GQA", timeout=60_000)
+    page.get_by_role("tab", name="Step by step").click()
+    expect(page.locator("#attn_steps_table")).to_contain_text("qkv.split([128, 64, 64]", timeout=60_000)
+    page.locator("#attn_model label").filter(has_text="MHA").click()
+    expect(page.locator("#attn_steps_table")).to_contain_text("qkv.split([128, 128, 128]", timeout=30_000)
+    page.get_by_role("tab", name="All heads").click()
+    expect(grid).to_contain_text("MHA", timeout=30_000)

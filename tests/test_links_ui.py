@@ -53,6 +53,15 @@ def test_look_inside_opens_the_attention_tab_on_the_generated_text(page, server_
     rows = "() => document.querySelector('#attn_heads_grid .js-plotly-plot')._fullData[0].z.length"
     page.wait_for_function(f"() => ({rows})() === 128", timeout=60_000)          # each map: 128 × 128
 
+    # From FlashAttention, which reads neither model nor prompt: the link opens the first view that does.
+    page.get_by_role("tab", name="FlashAttention").click()
+    expect(page.locator("#attn_shared")).to_be_hidden(timeout=30_000)
+    page.get_by_role("tab", name="KV cache").click()
+    page.locator("#kv_look_inside").click()
+    expect(page.get_by_role("tab", name="All heads")).to_have_attribute("aria-selected", "true", timeout=30_000)
+    expect(page.locator("#attn_shared")).to_be_visible()
+    expect(page.locator(".toast-body")).to_have_count(0)
+
 
 def test_without_the_attention_tab_the_button_is_hidden():
     config = app.build_demo(only=("kv",)).config
