@@ -17,8 +17,8 @@ import gradio as gr
 from components import attention_flash, attention_heads, attention_next, attention_scale, attention_steps
 from components.attention_heads import model_and_prompt
 from components.i18n import t
-from components.share import call_draw, show_event
-from components.wiring import VALUES_AND_REQUEST
+from components.share import show_event
+from components.wiring import marked
 
 # (sub-tab id, label key, module, whether it reads the trained model and prompt), in the order a learner
 # meets them.
@@ -75,33 +75,12 @@ def build() -> dict | None:
     return {**first_draw, "timers": timers, "opens": opens}
 
 
-def marked(draw: dict, flag: gr.State, key: list[gr.components.Component]) -> dict:
-    """``draw`` (``fn``, ``inputs``, ``outputs``) that also sets ``flag`` to the values of ``key`` it drew with."""
-    n = len(draw["inputs"])
-
-    def run(*values, request: gr.Request = None) -> dict:
-        return {**call_draw(draw, list(values[:n]), request), flag: list(values[n:])}
-    run.__signature__ = VALUES_AND_REQUEST
-    return {**draw, "fn": run, "inputs": [*draw["inputs"], *key], "outputs": [*draw["outputs"], flag]}
-
-
 def redraw_shown(draws: dict[str, dict], drawn: dict[str, gr.State], shown: gr.State,
                  key: list[gr.components.Component]) -> dict:
     """The one event (``fn``, ``inputs``, ``outputs``) of a change to ``key``, what every view in ``draws``
-    reads: the view ``shown`` redraws and keeps the values it was drawn with in ``drawn``; any other view
-    draws when it is next selected (``show_event`` with the same ``key``). A view not shown is not drawn:
-    one view's work for an edit, not four, and a learner may never open the others.
+    reads: the view ``shown`` redraws, if it was drawn with other values, and keeps the ones it is drawn
+    with in ``drawn``; any other view draws when it is next selected (``show_event`` with the same ``key``).
+    A view not shown is not drawn: one view's work for an edit, not four, and a learner may never open the
+    others. The select's own event, with the view shown read from ``shown``; a refusal is an error.
     """
-    inputs = list(dict.fromkeys([*key, *(comp for draw in draws.values() for comp in draw["inputs"])]))
-    outputs = list(dict.fromkeys([*(drawn[view] for view in draws),
-                                  *(comp for draw in draws.values() for comp in draw["outputs"])]))
-    at = {comp: i for i, comp in enumerate(inputs)}
-
-    def run(request: gr.Request, view: str, *values) -> dict:          # Gradio fills a positional request only
-        if view not in draws:
-            return gr.skip()
-        draw = draws[view]
-        updates = call_draw(draw, [values[at[comp]] for comp in draw["inputs"]], request)
-        return {**updates, drawn[view]: [values[at[comp]] for comp in key]}
-
-    return dict(fn=run, inputs=[shown, *inputs], outputs=outputs)
+    return show_event(draws, drawn, opened=shown, key=key, refusal="error")

@@ -327,13 +327,16 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
 
 def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterable[gr.Timer] = (), *,
                opened: gr.State | None = None, selected: str | None = None, also: dict | None = None,
-               key: Iterable[gr.components.Component] = ()) -> dict:
+               key: Iterable[gr.components.Component] = (), refusal: str = "warning") -> dict:
     """The one event (``fn``, ``inputs``, ``outputs``) that shows a tab: it draws ``draws[selected]``
     unless ``drawn[selected]`` says it is drawn already, pauses the ``pause`` timers and sets ``also``
     (``{component: value}``: what else showing this tab changes, a State naming it, a bar shown or hidden).
 
     ``drawn[tab]`` holds True once the tab is drawn; with ``key`` (components other events change while the
     tab is hidden), the list of their values it was drawn with, and a tab drawn with others draws again.
+    The same event with ``opened`` a State naming the tab on screen, and no ``selected``, is the one of a change
+    to ``key``: the tab shown redraws if it was drawn with other values (``refusal="error"``: a refused
+    value is an error, as for any edit).
 
     ``selected=None``: the tab named by the value of ``opened`` (the page load). With ``opened`` given
     and ``selected`` set (the first tab, which Gradio selects as the page mounts, with the values the
@@ -369,6 +372,8 @@ def show_event(draws: dict[str, dict], drawn: dict[str, gr.State], pause: Iterab
             try:
                 shown = call_draw(draw, [values[at[comp]] for comp in draw["inputs"]], request)
             except gr.Error as error:   # said as a warning, so that the pauses still land; drawn next time
+                if refusal == "error":
+                    raise
                 gr.Warning(error.message)
                 return updates or gr.skip()
             updates[drawn[tab_id]] = mark

@@ -206,9 +206,8 @@ def by_component(draw: dict, out) -> dict:
     return dict(zip(draw["outputs"], out if len(draw["outputs"]) > 1 else [out]))
 
 
-# What a joined draw's fn takes (``share.call_draw`` passes the request by name): every input's value in order,
-# and the request.
-VALUES_AND_REQUEST = inspect.Signature(
+# What Gradio reads of a joined draw: every input's value in order, and the request.
+_VALUES_AND_REQUEST = inspect.Signature(
     [inspect.Parameter("values", inspect.Parameter.VAR_POSITIONAL),
      inspect.Parameter("request", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=gr.Request)])
 
@@ -229,9 +228,20 @@ def fit_then_draw(fit: dict, draw: dict) -> dict:
         read = [fitted[c].get("value", v) if isinstance(fitted.get(c), dict) else v
                 for c, v in zip(draw["inputs"], values[n:])]
         return {**by_component(draw, draw["fn"](*read, request=request)), **fitted}
-    run.__signature__ = VALUES_AND_REQUEST
+    run.__signature__ = _VALUES_AND_REQUEST
     return {**draw, "fn": run, "inputs": [*fit["inputs"], *draw["inputs"]],
             "outputs": [*draw["outputs"], *fit["outputs"]]}
+
+
+def marked(draw: dict, flag: gr.State, key: list) -> dict:
+    """``draw`` (``fn``, ``inputs``, ``outputs``) that also sets ``flag`` to the values of ``key`` (components)
+    it drew with: what ``share.show_event(key=…)`` compares (the Attention tab's first view)."""
+    n = len(draw["inputs"])
+
+    def run(*values, request: gr.Request = None) -> dict:
+        return {**by_component(draw, draw["fn"](*values[:n], request=request)), flag: list(values[n:])}
+    run.__signature__ = _VALUES_AND_REQUEST
+    return {**draw, "fn": run, "inputs": [*draw["inputs"], *key], "outputs": [*draw["outputs"], flag]}
 
 
 def join_draws(first: dict, second: dict) -> dict:
@@ -245,6 +255,6 @@ def join_draws(first: dict, second: dict) -> dict:
     def run(*values, request: gr.Request = None) -> dict:
         return {**by_component(first, first["fn"](*values[:n], request=request)),
                 **by_component(second, second["fn"](*values[n:], request=request))}
-    run.__signature__ = VALUES_AND_REQUEST
+    run.__signature__ = _VALUES_AND_REQUEST
     return {**first, "fn": run, "inputs": [*first["inputs"], *second["inputs"]],
             "outputs": [*first["outputs"], *second["outputs"]]}

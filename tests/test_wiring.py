@@ -333,10 +333,15 @@ def test_a_change_every_view_reads_draws_the_view_shown_and_a_select_draws_a_vie
     draws = {"heads": event(lambda model="mha", prompt="hi": {"a": f"{model}: {prompt}"}, ui, ("a",)),
              "next": event(lambda prompt="hi": {"b": prompt + "!"}, ui, ("b",))}
     ev = redraw_shown(draws, drawn, shown := gr.State("heads"), [model, prompt])
-    assert ev["inputs"] == [shown, model, prompt]
-    updates = ev["fn"](None, "heads", "gqa", "abc")                      # request, view shown, model, prompt
+    assert ev["inputs"] == [shown, drawn["heads"], drawn["next"], model, prompt]
+    marks = (["mha", "hi"], ["mha", "hi"])                              # what each view was drawn with
+    updates = ev["fn"](None, "heads", *marks, "gqa", "abc")              # request, view shown, marks, model, prompt
     assert updates == {a: "gqa: abc", drawn["heads"]: ["gqa", "abc"]}   # "next" is left as it was drawn
+    assert ev["fn"](None, "heads", ["gqa", "abc"], marks[1], "gqa", "abc") == gr.skip()   # a blur, no edit
     select = show_event({"next": draws["next"]}, drawn, selected="next", key=[model, prompt])["fn"]
     assert select(None, ["mha", "hi"], "gqa", "abc") == {drawn["next"]: ["gqa", "abc"], b: "abc!"}
     assert select(None, ["gqa", "abc"], "gqa", "abc") == gr.skip()      # drawn with these: nothing to do
-    assert ev["fn"](None, "flash", "gqa", "abc") == gr.skip()           # a view reading neither
+    assert ev["fn"](None, "flash", *marks, "gqa", "abc") == gr.skip()   # a view reading neither
+    empty = {**draws, "heads": event(lambda prompt="hi": {"a": whole("prompt length", len(prompt), 1)}, ui, ("a",))}
+    with pytest.raises(gr.Error):                                        # refused: an error, as any edit
+        redraw_shown(empty, drawn, shown, [model, prompt])["fn"](None, "heads", *marks, "gqa", "")
