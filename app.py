@@ -14,7 +14,8 @@ import time
 
 import gradio as gr
 
-from components import attention, bpe, calculator, kv, links, masks, moe, norms, positions, share, tensors, widgets
+from components import (attention, bpe, calculator, compression, kv, links, masks, moe, norms, positions, share, tensors,
+                        widgets)
 from components.i18n import build_i18n, t
 from components.toasts import TOAST_JS
 from components.touch import TOUCH_JS
@@ -153,7 +154,7 @@ FORKSERVER_WAIT_S = 60.0                         # warm_up waits this long at mo
 PAGE_JS = ("() => { [%s].forEach((run) => { try { run(); } catch (error) { console.error(error); } }); }"
            % ", ".join(s.strip() for s in (TOAST_JS, TOUCH_JS)))                  # one failing leaves the others
 LAUNCH_KWARGS = dict(i18n=i18n, theme=THEME, css=CSS, js=PAGE_JS, max_file_size="1mb", show_error=True,
-                     footer_links=["api", "gradio", "settings"])
+                     footer_links=["api", "gradio", "settings"], app_kwargs={"middleware": compression.MIDDLEWARE})
 
 
 

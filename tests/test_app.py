@@ -232,7 +232,7 @@ def test_an_edit_made_while_its_event_is_pending_is_not_dropped():
 def test_every_tab_module_is_in_the_app():
     """Every component module is a tab of ``app.TABS``, a sub-tab in a tab's ``SUBTABS``, a section in its
     ``SECTIONS``, or shared."""
-    shared = {"common", "i18n", "links", "share", "widgets", "toasts", "touch", "wiring", "worker"}
+    shared = {"common", "compression", "i18n", "links", "share", "widgets", "toasts", "touch", "wiring", "worker"}
     tab_modules = {m.name for m in pkgutil.iter_modules(components.__path__)} - shared
     tabs = [module for _, _, module in app.TABS]
     views = [view for module in tabs for _, _, view, *_ in getattr(module, "SUBTABS", ())]
@@ -373,3 +373,30 @@ def test_no_colour_bar_turns_chinese_on_its_side():
     cjk = [t for t in titles["zh-CN"] if re.search(r"[\u4e00-\u9fff]", t.get("text", ""))]
     assert len(cjk) >= 6 and {t["side"] for t in cjk} == {"top"}
     assert {t["side"] for t in titles["en"] if "side" in t} == {"right"}
+
+
+def test_the_page_is_sent_compressed(server_url):
+    """Gradio compresses by a path's extension, which left ``GET /`` (1.8 MB) whole; the app's middleware
+    (components/compression.py) sends it as Brotli, or gzip to a client without Brotli, and the page read
+    back is the page. A script keeps Gradio's own compression, once."""
+    import gzip
+    import urllib.request
+
+    import brotli
+
+    def get(path: str, encoding: str | None) -> tuple[bytes, str | None]:
+        headers = {"Accept-Encoding": encoding} if encoding else {}
+        asked = urllib.request.Request(server_url.rstrip("/") + path, headers=headers)
+        with urllib.request.urlopen(asked, timeout=60) as r:
+            return r.read(), r.headers.get("Content-Encoding")
+
+    page, encoding = get("/?masks_T=8", None)
+    assert encoding is None and b"window.gradio_config" in page
+    sent, encoding = get("/?masks_T=8", "gzip, deflate, br")
+    assert encoding == "br" and len(sent) < len(page) / 4
+    assert brotli.decompress(sent) == page
+    sent, encoding = get("/", "gzip")
+    assert encoding == "gzip" and gzip.decompress(sent) == page
+    script = re.search(rb'src="\./(assets/index-[^"]+\.js)"', page).group(1).decode()
+    sent, encoding = get("/" + script, "br")
+    assert encoding == "br" and brotli.decompress(sent).lstrip()[:1] != b"\x1b"     # text, not Brotli again
