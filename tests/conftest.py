@@ -232,9 +232,35 @@ def patient_expect():
 def patient_actions(request):
     """A click or fill waits up to 60 s, not Playwright's 30, for the page to take it: on a busy 2-core
     machine (a slower one lent to CI, a training run in the other worker) a page still parsing its
-    scripts kept a tab's click waiting past 30 s once."""
+    scripts kept a tab's click waiting past 30 s once. The page's events and script errors are recorded
+    for a failure's report (:func:`pytest_runtest_makereport`)."""
     if "page" in request.fixturenames:
-        request.getfixturevalue("page").set_default_timeout(60_000)
+        page = request.getfixturevalue("page")
+        page.set_default_timeout(60_000)
+        request.node.page_log = page_log(page)
+
+
+def page_log(page):
+    """Start recording what a failure's report needs to tell a lost event from a slow one: the events the
+    page sends (:func:`events_sent`) and the errors its scripts log or throw; returns their reader."""
+    events, errors = events_sent(page), []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(f"uncaught: {error}"))
+    return lambda: events() + "\n" + ("\n".join(errors[-20:]) or "(no script error)")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test's report ends with its page's log (see :func:`page_log`): a first draw that
+    never came (once in ~10 CI runs) says whether the page sent the events that draw it."""
+    report = yield
+    read = getattr(item, "page_log", None)
+    if report.failed and read is not None:
+        try:
+            report.sections.append(("the page's events and script errors", read()))
+        except Exception as exc:                       # a closed page: the report itself must not fail
+            report.sections.append(("the page's events and script errors", f"(unreadable: {exc})"))
+    return report
 
 
 @pytest.fixture(scope="session")
