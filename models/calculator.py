@@ -336,6 +336,10 @@ PRESETS: dict[str, ModelSpec] = {
     "Mistral-7B v0.1": ModelSpec(  # mistralai/Mistral-7B-v0.1
         "Mistral-7B v0.1", vocab_size=32000, d_model=4096, n_layers=32, n_heads=32, n_kv_heads=8,
         ffn_dim=14336, sliding_window=4096, sliding_layers=32),
+    "Gemma-3-12B": ModelSpec(  # google/gemma-3-12b-it, its text_config (the vision tower is not counted)
+        "Gemma-3-12B", vocab_size=262208, d_model=3840, n_layers=48, n_heads=16, n_kv_heads=8, head_dim=256,
+        ffn_dim=15360, tied_embeddings=True, qk_norm=True, sandwich_norm=True, sliding_window=1024,
+        sliding_layers=40),
     "Mixtral-8x7B": ModelSpec(  # mistralai/Mixtral-8x7B-v0.1
         "Mixtral-8x7B", vocab_size=32000, d_model=4096, n_layers=32, n_heads=32, n_kv_heads=8,
         ffn_dim=14336, n_experts=8, top_k=2),

@@ -316,6 +316,17 @@ def test_gemma_3_reads_its_text_config_and_counts_a_gated_mlp():
     assert 11.5e9 < counts["total"] < 12.0e9                             # "12B" with a ~0.4B vision tower left out
 
 
+def test_the_gemma_3_preset_is_its_published_config_and_transformers_count():
+    """The preset is what the pasted config reads as, and as many parameters as transformers 5.23's
+    Gemma3ForCausalLM built on the meta device from that text_config: 11,766,034,176 (vocabulary
+    262,208 and head_dim 256 from Gemma3TextConfig's defaults). 40 of its 48 layers keep 1,024 positions."""
+    preset = PRESETS["Gemma-3-12B"]
+    assert preset == dataclasses.replace(spec_from_config(json.dumps(GEMMA_3_12B)), name="Gemma-3-12B")
+    assert count_params(preset)["total"] == 11_766_034_176
+    per_position = 2 * 8 * 256                                          # K and V, 8 KV heads of 256, a layer
+    assert kv_cache_bytes(preset, 131072, 1, "bf16") == (8 * 131072 + 40 * 1024) * per_position * 2
+
+
 def test_config_defaults_fill_what_is_missing_and_only_decoders_text_configs_are_read():
     sparse = {"model_type": "gemma3", "text_config": {"model_type": "gemma3_text", "hidden_size": 2560,
                                                       "intermediate_size": 10240, "num_hidden_layers": 34,
