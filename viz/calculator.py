@@ -78,6 +78,20 @@ def memory_figure(inference: dict[str, int], training: dict[str, int], capacitie
     return plain_figure(data, layout)
 
 
+def per_position_formula(s, sep: str = "·") -> tuple[str, str]:
+    """The numbers ``s`` caches per token position in a layer, as a formula and with the values in it: a key and
+    a value per KV head, or MLA's latent and shared RoPE key (the KV tab writes it with ``sep`` " · ").
+
+    >>> from models.calculator import PRESETS
+    >>> per_position_formula(PRESETS["Llama-3-8B"]), per_position_formula(PRESETS["DeepSeek-V2"], " · ")
+    (('2·n_kv·hd', '2·8·128'), ('(r_kv + rope)', '(512 + 64)'))
+    """
+    if s.is_mla:
+        plus = " + " if sep.strip() != sep else "+"
+        return "(r_kv + rope)", f"({s.kv_lora_rank}{plus}{s.qk_rope_head_dim})"
+    return sep.join(("2", "n_kv", "hd")), sep.join(map(str, (2, s.kv_heads, s.hd)))
+
+
 def positions_formula(s, seq_len: int, sep: str = "·", number=str) -> tuple[str, str]:
     """The token positions ``s``'s layers hold at ``seq_len`` (``models.calculator.cached_positions``), as a
     formula and with the values in it; ``sep`` joins factors, ``number`` writes a value.
@@ -100,8 +114,7 @@ def _kv_formula(s, run, lang: str) -> str:
     >>> _kv_formula(PRESETS["Llama-3-8B"], RunSettings(seq_len=4096), "en")
     '2·n_kv·hd·L·T·B·bytes = 2·8·128·32·4096·1·bf16'
     """
-    per, per_values = (("(r_kv + rope)", f"({s.kv_lora_rank}+{s.qk_rope_head_dim})") if s.is_mla
-                       else ("2·n_kv·hd", f"2·{s.kv_heads}·{s.hd}"))
+    per, per_values = per_position_formula(s)
     positions, values = positions_formula(s, run.seq_len)
     notes = [tr(lang, "calc_s_kv_mla_note")] * s.is_mla + [tr(lang, "calc_s_kv_window_note")] * bool(s.sliding_layers)
     return (f"{per}·{positions}·B·bytes = {per_values}·{values}·{run.batch}·{run.kv_dtype}"
@@ -155,7 +168,7 @@ def layouts_markdown(lay, spec, lang: str = "en") -> str:
         key = spec.qk_nope_head_dim + spec.qk_rope_head_dim
         e_formula = f"{spec.n_heads}·({key}+{spec.v_head_dim}) = {lay.per_layer}"
     else:
-        e_formula = f"2·n_kv·hd = 2·{spec.kv_heads}·{spec.hd} = {lay.per_layer}"
+        e_formula = " = ".join((*per_position_formula(spec), str(lay.per_layer)))
     r1, r2 = (lay.ratios[c] for c in sorted(lay.ratios))
     return _details(_t(lang)("h_layouts"), _t(lang)("layouts_value", r1=r1, r2=r2),
                     S("layouts", L=lay.n_layers, e=lay.per_layer, e_formula=e_formula, W=lay.window,

@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from locales import tr
-from viz.calculator import human, positions_formula
+from viz.calculator import human, per_position_formula, positions_formula
 from viz.common import WEIGHT_SCALE, axis_ref, base_layout, figure, label_margin, subplot_row
 
 if TYPE_CHECKING:                                      # the results viz draws; models imports torch
@@ -284,7 +284,6 @@ def scale_markdown(s, lang: str = "en") -> str:
     if spec.is_mla:
         shape = tr(lang, "kv_fig_s_shape_mla", layers=spec.n_layers, heads=spec.n_heads, r=spec.kv_lora_rank,
                                                      rope=spec.qk_rope_head_dim)
-        per, per_values = "(kv_lora_rank + qk_rope_head_dim)", f"({spec.kv_lora_rank} + {spec.qk_rope_head_dim})"
         k = spec.qk_nope_head_dim + spec.qk_rope_head_dim
         baseline = (tr(lang, "kv_fig_s_decompressed", k=k, v=spec.v_head_dim)
                     + f"{colon}`{spec.n_layers} · {spec.n_heads} · ({k} + {spec.v_head_dim}) · {T} · {B} · {b}`")
@@ -292,8 +291,8 @@ def scale_markdown(s, lang: str = "en") -> str:
     else:
         shape = tr(lang, "kv_fig_s_shape", layers=spec.n_layers, heads=spec.n_heads, kv=spec.kv_heads,
                                                  hd=spec.hd)
-        per, per_values = "2 · n_kv · head_dim", f"2 · {spec.kv_heads} · {spec.hd}"
         baseline, note = tr(lang, "kv_fig_s_as_mha", heads=spec.n_heads), ""
+    per, per_values = per_position_formula(spec, " · ")
     positions, values = positions_formula(spec, s.seq_len, " · ", "{:,}".format)
     symbolic, plugged = f"{per} · {positions} · batch · bytes", f"{per_values} · {values} · {B} · {b}"
     per_token = f"{per_values} · {spec.n_layers} · {b}"
