@@ -18,7 +18,7 @@ from models.limits import (CALC_MAX_PARAMS, CALC_MAX_TRAIN_TOKENS, COMPUTE_MAX_G
                            MFU_MAX_HEADS, MFU_MAX_LAYERS, MFU_MAX_SEQ_LEN, MFU_MAX_STEPS, NUMFORMAT_MAX_ABS,
                            TENSOR_MAX_OPS, TENSOR_MAX_OPS_CHARS)
 from models.peaks import PEAK_NAMES
-from models.tensor_presets import PRESETS
+from models.tensor_presets import PRESETS, preset as preset_in
 
 DEFAULT_PRESET = "heads_split"
 DEFAULT_SHAPE, DEFAULT_OPS = PRESETS[DEFAULT_PRESET]
@@ -59,12 +59,21 @@ def tensor_layout(shape: str = DEFAULT_SHAPE, ops: str = DEFAULT_OPS, step: int 
     return out
 
 
-def set_preset(preset: str = DEFAULT_PRESET) -> dict:
-    """The shape and operations of a preset; "custom" leaves them as they are."""
+def set_preset(preset: str = DEFAULT_PRESET, request: gr.Request = None) -> dict:
+    """The shape and operations of a preset, commented in the page's language; "custom" leaves them as they are."""
     if preset not in PRESETS:
         return {}
-    shape, ops = PRESETS[preset]
+    shape, ops = preset_in(preset, lang_of(request))
     return {"shape": shape, "ops": ops, "step": TENSOR_MAX_OPS}
+
+
+def comments_in_language(preset: str = DEFAULT_PRESET, ops: str = DEFAULT_OPS, request: gr.Request = None) -> dict:
+    """Part of the first draw: the page is built once, with the preset commented in English; the box, while it
+    still holds that, gets the comments in the page's language."""
+    if preset not in PRESETS or ops != PRESETS[preset][1]:
+        return {}
+    said = preset_in(preset, lang_of(request))[1]
+    return {"ops": said} if said != ops else {}
 
 
 # ----------------------------------------------------------------------------------------------- formats
@@ -309,4 +318,5 @@ def build() -> dict:
           trigger_mode="always_last", **estimate)
     # When the tab is first shown: the layout, the number formats, the estimate, the waiting figures.
     first = join_draws(join_draws(layout, formats), join_draws(estimate, event(waiting_plots, ui, ("matmul_plot", "mfu_plot"))))
+    first = join_draws(first, event(comments_in_language, ui, ("ops",)))
     return {**first, "fills": [fill]}

@@ -1,21 +1,42 @@
 """The layout view's presets, as (shape, operations) the learner could have typed: the seeds'
 multi-head split and its inverse, a sliced column, an expanded bias. Torch-free: the UI shows them
 without importing torch; :func:`models.tensors.replay` runs them."""
+from locales import tr
 
-PRESETS = {
-    "heads_split": ("2, 3, 8", "# x: [B, T, C], C = H·d = 2·4\n"
-                               "view(2, 3, 2, 4)  # [B, T, H, d]\n"
-                               "transpose(1, 2)   # [B, H, T, d]"),
-    "heads_merge": ("2, 2, 3, 4", "# y: [B, H, T, d] → [B, T, C]\n"
-                                  "transpose(1, 2)   # [B, T, H, d]\n"
-                                  "view(2, 3, 8)     # refused\n"
-                                  "contiguous()      # a copy\n"
-                                  "view(2, 3, 8)     # now it works"),
-    "column": ("4, 6", "[:, 2]          # column 2\n"
-                       "unsqueeze(1)    # [4, 1]\n"
-                       "[::2]           # every other row"),
-    "bias": ("4", "# a bias b: [C], added to x: [T, C]\n"
-                  "unsqueeze(0)    # [1, C]\n"
-                  "expand(3, 4)    # [T, C], stride 0\n"
-                  "contiguous()    # materialised"),
+# Each preset: the original's shape, and its lines as (operation, comment); a comment is a shape, the same
+# in every language, or a key of locales/tensors.py ("tensors_note_..."); a line without an operation is a
+# comment alone.
+LINES = {
+    "heads_split": ("2, 3, 8", [("", "tensors_note_heads_x"),
+                                ("view(2, 3, 2, 4)", "[B, T, H, d]"),
+                                ("transpose(1, 2)", "[B, H, T, d]")]),
+    "heads_merge": ("2, 2, 3, 4", [("", "tensors_note_heads_y"),
+                                   ("transpose(1, 2)", "[B, T, H, d]"),
+                                   ("view(2, 3, 8)", "tensors_note_refused"),
+                                   ("contiguous()", "tensors_note_copy"),
+                                   ("view(2, 3, 8)", "tensors_note_works")]),
+    "column": ("4, 6", [("[:, 2]", "tensors_note_column"),
+                        ("unsqueeze(1)", "[4, 1]"),
+                        ("[::2]", "tensors_note_every_other")]),
+    "bias": ("4", [("", "tensors_note_bias"),
+                   ("unsqueeze(0)", "[1, C]"),
+                   ("expand(3, 4)", "tensors_note_stride_0"),
+                   ("contiguous()", "tensors_note_materialised")]),
 }
+
+
+def preset(name: str, lang: str = "en") -> tuple[str, str]:
+    """A preset's shape and operations, its comments in ``lang`` and lined up after the longest operation.
+
+    >>> print(preset("column", "zh-CN")[1])
+    [:, 2]        # 第 2 列
+    unsqueeze(1)  # [4, 1]
+    [::2]         # 每隔一行取一行
+    """
+    shape, lines = LINES[name]
+    width = max(len(op) for op, _ in lines) + 2
+    said = [(op, tr(lang, note) if note.startswith("tensors_note_") else note) for op, note in lines]
+    return shape, "\n".join(f"{op.ljust(width)}# {note}" if op else f"# {note}" for op, note in said)
+
+
+PRESETS = {name: preset(name) for name in LINES}     # in English: the endpoints' defaults

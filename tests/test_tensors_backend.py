@@ -169,6 +169,18 @@ def test_presets_tell_their_story():
     assert bias[2].stride == (0, 1) and len(bias[3].storage) == 12
 
 
+@pytest.mark.parametrize("name", tensors.PRESETS)
+def test_a_preset_said_in_chinese_runs_the_same_steps_with_its_comments_in_chinese(name):
+    """The presets' comments were English in the Chinese page; they come from locales/tensors.py now."""
+    from models.tensor_presets import preset
+    english, chinese = preset(name, "en"), preset(name, "zh-CN")
+    assert english == tensors.PRESETS[name]
+    steps = [replay(*said).steps for said in (english, chinese)]
+    assert [(s.op, s.shape, s.stride, s.ok) for s in steps[0]] == [(s.op, s.shape, s.stride, s.ok) for s in steps[1]]
+    for line in chinese[1].splitlines():                     # a shape, or words in Chinese
+        assert not re.search(r"[a-z]{2,}", line.split("#")[1]), line
+
+
 # ------------------------------------------------------------------- number formats (moved from the calculator)
 def test_format_facts_are_the_published_ones():
     by_name = {f.name: facts(f) for f in FORMATS}

@@ -77,6 +77,12 @@ def test_matmul_sweep_in_chinese(browser, server_url, shot):
     page = context.new_page()
     open_tensors(page, server_url, "张量")
     expect(page.locator("#tensors_table")).to_contain_text("原张量的存储", timeout=15_000)
+    # The presets' comments in Chinese: the page's default box (built in English) and a preset chosen.
+    ops = page.locator("#tensors_ops textarea")
+    expect(ops).to_have_value(re.compile(r"^# x：\[B, T, C\]"))
+    page.locator("#tensors_preset label").filter(has_text="它的逆操作").click()
+    expect(ops).to_have_value(re.compile(r"view\(2, 3, 8\) +# 被拒绝\n"))
+    expect(page.locator("#tensors_table")).to_contain_text("contiguous()")
     shot(page, "layout-zh")
     page.get_by_role("tab", name="矩阵乘法速度与 MFU").click()
     for dtype in ("bf16", "fp16"):                                  # fp32 only: a quick sweep
