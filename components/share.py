@@ -202,7 +202,7 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
     ``build()`` returns it; its optional ``timers`` are the tab's Play timers, paused when the learner
     selects another tab, ``at_root`` blocks made with ``render=False`` to place outside every tab, and
     ``fills`` the events by which one control sets others (a preset and its fields): a link that sets
-    the preset and none of its fields gets the preset's fields, as choosing it in the page would, and
+    the preset gets the preset's fields, as choosing it in the page would, but those it sets itself, and
     one that sets fields the page's preset does not have, and no preset, gets the preset :data:`CUSTOM`;
     ``view`` a shareable control that names the sub-tab the draw shows (the Positions tab's): a
     link's ``&view=`` sets it too, or the draw would select the sub-tab it names instead.
@@ -274,11 +274,13 @@ def wire(demo: gr.Blocks, tabs: gr.Tabs, tab_blocks: dict[str, gr.Tab], tab_cont
             updates = {controls[elem_id]: value for elem_id, value in ticket["values"].items()}
             for fill in fills:
                 source, filled = fill["inputs"][0], fill["outputs"]
-                if source in updates and not any(comp in updates for comp in filled):
+                if source in updates:                        # the preset's fields, but those the link sets
                     try:
-                        updates.update(call_draw(fill, [updates[source]], request))
+                        preset = call_draw(fill, [updates[source]], request)
                     except Exception as exc:                 # the page still opens, with the fields as they are
                         gr.Warning(str(getattr(exc, "message", exc)))
+                        continue
+                    updates.update({comp: value for comp, value in preset.items() if comp not in updates})
                 elif source not in updates and any(comp in updates for comp in filled):
                     # Fields and no preset: the preset shown must not contradict them (CUSTOM keeps fields).
                     preset = call_draw(fill, [source.value], request)

@@ -18,7 +18,7 @@ from models.limits import (CALC_MAX_PARAMS, CALC_MAX_TRAIN_TOKENS, COMPUTE_MAX_G
                            MFU_MAX_HEADS, MFU_MAX_LAYERS, MFU_MAX_SEQ_LEN, MFU_MAX_STEPS, NUMFORMAT_MAX_ABS,
                            TENSOR_MAX_OPS, TENSOR_MAX_OPS_CHARS)
 from models.peaks import PEAK_NAMES
-from models.tensor_presets import PRESETS, preset as preset_in
+from models.tensor_presets import PRESETS, preset_text
 
 DEFAULT_PRESET = "heads_split"
 DEFAULT_SHAPE, DEFAULT_OPS = PRESETS[DEFAULT_PRESET]
@@ -26,6 +26,10 @@ DEFAULT_DTYPES = ["fp32", "bf16", "fp16"]
 PLOT_INTERVAL_S = 0.3
 # Share links made before Number formats moved here: ?tab=calculator&calc_value=… (app.py passes this on).
 MOVED_LINKS = {"calc_value": ("calculator", "tensors_value")}
+# What a share link leaves out (app.py passes this on): a preset's shape and operations, which the preset sets,
+# with its comments in the language of whoever opens the link.
+LINK_LEAVES_OUT = {elem_id: lambda values: values.get("tensors_preset") != CUSTOM
+                   for elem_id in ("tensors_shape", "tensors_ops")}
 # What each bounded control offers; its widget is built from the span and its endpoint checks with it.
 STEP = Span(0, TENSOR_MAX_OPS)
 VALUE = Span(-NUMFORMAT_MAX_ABS, NUMFORMAT_MAX_ABS)
@@ -63,17 +67,8 @@ def set_preset(preset: str = DEFAULT_PRESET, request: gr.Request = None) -> dict
     """The shape and operations of a preset, commented in the page's language; "custom" leaves them as they are."""
     if preset not in PRESETS:
         return {}
-    shape, ops = preset_in(preset, lang_of(request))
+    shape, ops = preset_text(preset, lang_of(request))
     return {"shape": shape, "ops": ops, "step": TENSOR_MAX_OPS}
-
-
-def comments_in_language(preset: str = DEFAULT_PRESET, ops: str = DEFAULT_OPS, request: gr.Request = None) -> dict:
-    """Part of the first draw: the page is built once, with the preset commented in English; the box, while it
-    still holds that, gets the comments in the page's language."""
-    if preset not in PRESETS or ops != PRESETS[preset][1]:
-        return {}
-    said = preset_in(preset, lang_of(request))[1]
-    return {"ops": said} if said != ops else {}
 
 
 # ----------------------------------------------------------------------------------------------- formats
@@ -318,5 +313,4 @@ def build() -> dict:
           trigger_mode="always_last", **estimate)
     # When the tab is first shown: the layout, the number formats, the estimate, the waiting figures.
     first = join_draws(join_draws(layout, formats), join_draws(estimate, event(waiting_plots, ui, ("matmul_plot", "mfu_plot"))))
-    first = join_draws(first, event(comments_in_language, ui, ("ops",)))
     return {**first, "fills": [fill]}

@@ -3,14 +3,15 @@ multi-head split and its inverse, a sliced column, an expanded bias. Torch-free:
 without importing torch; :func:`models.tensors.replay` runs them."""
 from locales import tr
 
-# Each preset: the original's shape, and its lines as (operation, comment); a comment is a shape, the same
-# in every language, or a key of locales/tensors.py ("tensors_note_..."); a line without an operation is a
-# comment alone.
+# Each preset: the original's shape, and its lines as (operation, comment); a comment is notation (a shape),
+# the same in every language, or a key of locales/tensors.py ("tensors_note_..."); a line without an
+# operation is a comment alone. The default preset's comments are all notation: the page is built once, in
+# English, and its box is right in every language.
 LINES = {
-    "heads_split": ("2, 3, 8", [("", "tensors_note_heads_x"),
+    "heads_split": ("2, 3, 8", [("", "x: [B, T, C], C = H·d = 2·4"),
                                 ("view(2, 3, 2, 4)", "[B, T, H, d]"),
                                 ("transpose(1, 2)", "[B, H, T, d]")]),
-    "heads_merge": ("2, 2, 3, 4", [("", "tensors_note_heads_y"),
+    "heads_merge": ("2, 2, 3, 4", [("", "y: [B, H, T, d] → [B, T, C]"),
                                    ("transpose(1, 2)", "[B, T, H, d]"),
                                    ("view(2, 3, 8)", "tensors_note_refused"),
                                    ("contiguous()", "tensors_note_copy"),
@@ -25,11 +26,11 @@ LINES = {
 }
 
 
-def preset(name: str, lang: str = "en") -> tuple[str, str]:
+def preset_text(name: str, lang: str = "en") -> tuple[str, str]:
     """A preset's shape and operations, its comments in ``lang`` and lined up after the longest operation.
 
-    >>> print(preset("column", "zh-CN")[1])
-    [:, 2]        # 第 2 列
+    >>> print(preset_text("column", "zh-CN")[1])
+    [:, 2]        # 下标为 2 的列
     unsqueeze(1)  # [4, 1]
     [::2]         # 每隔一行取一行
     """
@@ -39,4 +40,4 @@ def preset(name: str, lang: str = "en") -> tuple[str, str]:
     return shape, "\n".join(f"{op.ljust(width)}# {note}" if op else f"# {note}" for op, note in said)
 
 
-PRESETS = {name: preset(name) for name in LINES}     # in English: the endpoints' defaults
+PRESETS = {name: preset_text(name) for name in LINES}     # in English: the endpoints' defaults

@@ -77,13 +77,21 @@ def test_matmul_sweep_in_chinese(browser, server_url, shot):
     page = context.new_page()
     open_tensors(page, server_url, "张量")
     expect(page.locator("#tensors_table")).to_contain_text("原张量的存储", timeout=15_000)
-    # The presets' comments in Chinese: the page's default box (built in English) and a preset chosen.
+    # A preset's comments in the page's language; its link leaves its text out, so that whoever opens it
+    # reads the comments in their own language.
     ops = page.locator("#tensors_ops textarea")
-    expect(ops).to_have_value(re.compile(r"^# x：\[B, T, C\]"))
     page.locator("#tensors_preset label").filter(has_text="它的逆操作").click()
-    expect(ops).to_have_value(re.compile(r"view\(2, 3, 8\) +# 被拒绝\n"))
+    expect(ops).to_have_value(re.compile(r"view\(2, 3, 8\) +# PyTorch 报错\n"))
     expect(page.locator("#tensors_table")).to_contain_text("contiguous()")
     shot(page, "layout-zh")
+    page.locator("#share_tensors").click()
+    link = page.locator("#share_url_tensors textarea")
+    expect(link).to_have_value(re.compile(r"tensors_preset=heads_merge"))
+    assert "tensors_ops" not in link.input_value() and "tensors_shape" not in link.input_value()
+    english = browser.new_page()
+    english.goto(link.input_value())
+    expect(english.locator("#tensors_ops textarea")).to_have_value(re.compile(r"view\(2, 3, 8\) +# refused\n"))
+    english.close()
     page.get_by_role("tab", name="矩阵乘法速度与 MFU").click()
     for dtype in ("bf16", "fp16"):                                  # fp32 only: a quick sweep
         page.locator("#compute_dtypes label").filter(has_text=dtype).click()
