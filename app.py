@@ -14,8 +14,8 @@ import time
 
 import gradio as gr
 
-from components import (attention, bpe, calculator, compression, kv, links, masks, moe, norms, positions, share, tensors,
-                        widgets)
+from components import (attention, bpe, calculator, compression, kv, links, masks, moe, norms, positions, share,
+                        tensors, widgets)
 from components.i18n import build_i18n, t
 from components.toasts import TOAST_JS
 from components.touch import TOUCH_JS
@@ -89,7 +89,8 @@ if __name__ != "__mp_main__":
     if __name__ == "__main__":
         # What the imports made and what the build makes live as long as the server: out of the garbage
         # collector's view (as warm_up does later), a full collection no longer walks Gradio's ~300k objects
-        # while the page is built (~0.1 s) and again in the first page's request (~0.12 s).
+        # while the page is built (~0.1 s) and again in the first page's request (~0.12 s). The price: the
+        # few hundred objects already garbage at each freeze are never freed.
         gc.freeze()
     demo = build_demo()
 
@@ -153,8 +154,11 @@ FORKSERVER_WAIT_S = 60.0                         # warm_up waits this long at mo
 # (components/toasts.py); on a touch screen a swipe over a figure scrolls (components/touch.py).
 PAGE_JS = ("() => { [%s].forEach((run) => { try { run(); } catch (error) { console.error(error); } }); }"
            % ", ".join(s.strip() for s in (TOAST_JS, TOUCH_JS)))                  # one failing leaves the others
+# ssr_mode off, as everywhere it is tested: a Space sets GRADIO_SSR_MODE=true, and Gradio's Node server would then
+# start beside the app (seconds of cold start) and serve the page itself, out of the app's compression's reach.
 LAUNCH_KWARGS = dict(i18n=i18n, theme=THEME, css=CSS, js=PAGE_JS, max_file_size="1mb", show_error=True,
-                     footer_links=["api", "gradio", "settings"], app_kwargs={"middleware": compression.MIDDLEWARE})
+                     footer_links=["api", "gradio", "settings"], ssr_mode=False,
+                     app_kwargs={"middleware": compression.MIDDLEWARE})
 
 
 
@@ -194,7 +198,7 @@ if __name__ == "__main__":
     # Serving many learners: one torch op uses all cores but one, so a training run never takes the
     # core that answers the instant tabs. Set LLM_ANATOMY_THREADS to override.
     os.environ.setdefault("LLM_ANATOMY_THREADS", str(max(1, (os.cpu_count() or 2) - 1)))
-    gc.freeze()                                              # the page built (see the build above)
+    gc.freeze()                                  # the built page too, before its first request (see above)
     demo.launch(prevent_thread_lock=True, **LAUNCH_KWARGS)   # the page is served from here on
     time.sleep(WARM_UP_AFTER_S)                              # (the first page first)
     warm_up()

@@ -39,7 +39,7 @@ def launch(demo) -> str:
     for attempt in range(3):
         try:
             _, url, _ = demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True,
-                                    quiet=True, ssr_mode=False, **app.LAUNCH_KWARGS)
+                                    quiet=True, **app.LAUNCH_KWARGS)
             return url
         except OSError:
             if attempt == 2:

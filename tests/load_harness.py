@@ -92,10 +92,11 @@ def p95(xs: list[float]) -> float:
 
 @contextmanager
 def served_app(timeout: float = 120.0) -> Iterator[str]:
-    """The app as ``python app.py`` runs it, in its own process (the clients must not share its GIL),
-    once it has warmed up (``app.warm_up``: idle times measured during it would measure the imports)."""
+    """The app as ``python app.py`` runs it on a Space (``GRADIO_SSR_MODE=true``, as a Space sets it), in its
+    own process (the clients must not share its GIL), once it has warmed up (``app.warm_up``: idle times
+    measured during it would measure the imports)."""
     port = free_port()
-    env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1")
+    env = dict(os.environ, GRADIO_SERVER_PORT=str(port), GRADIO_SERVER_NAME="127.0.0.1", GRADIO_SSR_MODE="true")
     proc = subprocess.Popen([sys.executable, "app.py"], cwd=ROOT, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     lines: list[str] = []

@@ -375,6 +375,19 @@ def test_no_colour_bar_turns_chinese_on_its_side():
     assert {t["side"] for t in titles["en"] if "side" in t} == {"right"}
 
 
+def test_on_a_space_the_app_serves_its_page_itself(own_app_url):
+    """A Space sets GRADIO_SSR_MODE=true, which would start Gradio's Node server beside the app to serve the page
+    (an 18 KB shell, uncompressed, none of it tested here); ``app.LAUNCH_KWARGS`` turns it off, so that the
+    Space serves what the tests test: the page with its config, compressed (components/compression.py)."""
+    import urllib.request
+
+    import brotli
+    asked = urllib.request.Request(own_app_url, headers={"Accept-Encoding": "br"})
+    with urllib.request.urlopen(asked, timeout=60) as r:
+        assert r.headers.get("Content-Encoding") == "br"
+        assert b"window.gradio_config" in brotli.decompress(r.read())
+
+
 def test_the_page_is_sent_compressed(server_url):
     """Gradio compresses by a path's extension, which left ``GET /`` (1.8 MB) whole; the app's middleware
     (components/compression.py) sends it as Brotli, or gzip to a client without Brotli, and the page read
@@ -397,6 +410,6 @@ def test_the_page_is_sent_compressed(server_url):
     assert brotli.decompress(sent) == page
     sent, encoding = get("/", "gzip")
     assert encoding == "gzip" and gzip.decompress(sent) == page
-    script = re.search(rb'src="\./(assets/index-[^"]+\.js)"', page).group(1).decode()
-    sent, encoding = get("/" + script, "br")
-    assert encoding == "br" and brotli.decompress(sent).lstrip()[:1] != b"\x1b"     # text, not Brotli again
+    script = "/" + re.search(rb'src="\./(assets/index-[^"]+\.js)"', page).group(1).decode()
+    sent, encoding = get(script, "br")
+    assert encoding == "br" and brotli.decompress(sent) == get(script, None)[0]   # compressed once, not twice

@@ -115,7 +115,7 @@ def test_out_of_range_values_reach_the_handler_and_come_back_translated(capfd):
 SERVER = """
 import sys
 import app
-app.demo.launch(server_name="127.0.0.1", server_port=int(sys.argv[1]), ssr_mode=False, **app.LAUNCH_KWARGS)
+app.demo.launch(server_name="127.0.0.1", server_port=int(sys.argv[1]), **app.LAUNCH_KWARGS)
 """
 
 
