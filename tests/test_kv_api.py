@@ -103,8 +103,8 @@ def test_plan_mla_draws_the_latent_and_the_rope_key(client):
 
 @pytest.mark.parametrize("preset", ["Llama-2-7B", "Llama-3-8B", "Mistral-7B v0.1", "Gemma-3-12B", "DeepSeek-V2"])
 def test_scale_formula_with_numbers_plugged_in_evaluates_to_the_calculator(client, preset):
-    """... and is written as the Calculator writes it (the KV tab spaced out and with "batch" for B): before,
-    the two tabs named the same factor 2·n_kv·hd and 2 · n_kv · head_dim."""
+    """... and is written as the Calculator writes it (the KV tab spaced out and with "batch" for B): one
+    notation for the same factor in both tabs."""
     from models.calculator import RunSettings
     from viz.calculator import _kv_formula
     fig, md, *_ = client.predict(preset=preset, context=32768, batch=2, dtype="fp16", api_name="/kv_scale")

@@ -87,8 +87,8 @@ def per_position_formula(s, sep: str = "·") -> tuple[str, str]:
     (('2·n_kv·hd', '2·8·128'), ('(r_kv + rope)', '(512 + 64)'))
     """
     if s.is_mla:
-        plus = " + " if sep.strip() != sep else "+"
-        return "(r_kv + rope)", f"({s.kv_lora_rank}{plus}{s.qk_rope_head_dim})"
+        spaced = sep != sep.strip()
+        return "(r_kv + rope)", f"({s.kv_lora_rank}{' + ' if spaced else '+'}{s.qk_rope_head_dim})"
     return sep.join(("2", "n_kv", "hd")), sep.join(map(str, (2, s.kv_heads, s.hd)))
 
 
