@@ -234,10 +234,27 @@ def patient_actions(request):
     machine (a slower one lent to CI, a training run in the other worker) a page still parsing its
     scripts kept a tab's click waiting past 30 s once. The page's events and script errors are recorded
     for a failure's report (:func:`pytest_runtest_makereport`)."""
+    logs = []
     if "page" in request.fixturenames:
         page = request.getfixturevalue("page")
         page.set_default_timeout(60_000)
-        request.node.page_log = page_log(page)
+        logs.append(page_log(page))
+    if "browser" in request.fixturenames:           # the pages a test opens itself (a Chinese context, say)
+        browser, patch = request.getfixturevalue("browser"), request.getfixturevalue("monkeypatch")
+        new_context, new_page = browser.new_context, browser.new_page
+
+        def logged_context(*args, **kwargs):
+            context = new_context(*args, **kwargs)
+            context.on("page", lambda opened: logs.append(page_log(opened)))
+            return context
+
+        def logged_page(*args, **kwargs):
+            opened = new_page(*args, **kwargs)
+            logs.append(page_log(opened))
+            return opened
+        patch.setattr(browser, "new_context", logged_context)
+        patch.setattr(browser, "new_page", logged_page)
+    request.node.page_log = lambda: "\n\n".join(read() for read in logs) or "(no page)"
 
 
 def page_log(page):
