@@ -21,7 +21,8 @@ DEFAULT_NEW_TOKENS = 200
 DEFAULT_TEMPERATURE = 0.5
 DEFAULT_PRESET = "Llama-3-8B"
 DEFAULT_CONTEXT = 8192
-SCALE_PRESETS = ("Llama-2-7B", "Llama-3-8B", "Mistral-7B v0.1", "DeepSeek-V2")   # the four the tab compares
+# The caches the tab compares: MHA, GQA, a window on every layer, windows on 5 of 6 layers, MLA.
+SCALE_PRESETS = ("Llama-2-7B", "Llama-3-8B", "Mistral-7B v0.1", "Gemma-3-12B", "DeepSeek-V2")
 SCALE_DTYPES = ("fp32", "fp16", "bf16", "fp8", "int8", "int4")
 KV_OF_VARIANT = {"mha": KV_N_HEADS, "mqa": 1}          # GQA reads the slider
 PLOT_INTERVAL_S = 1.0                                  # figures redraw at most this often while streaming

@@ -134,6 +134,18 @@ def test_a_cache_drawn_twice_is_named_and_dotted(client):
     assert mixtral["y"] == lines["Llama-3-8B"]["y"]
 
 
+def test_gemma_3_grows_by_its_8_global_layers_past_its_window(client):
+    """Gemma-3-12B's 40 window layers fill at 1,024 tokens; past that each token adds a key and a value of
+    8 KV heads × 256 on its 8 global layers only: 8 · 2 · 8 · 256 · 2 B = 64 KiB in bf16 (384 KiB before)."""
+    fig, *_ = client.predict(preset="Mixtral-8x7B", api_name="/kv_scale")
+    lines = {t["name"]: t for t in plot_json(fig)["data"] if t.get("mode") == "lines"}
+    gemma = lines["Gemma-3-12B"]
+    points = [(t, y * 2**30) for t, y in zip(gemma["x"], gemma["y"])]      # from 1K tokens to 1M
+    assert points[0] == (1024, 48 * 1024 * 2 * 8 * 256 * 2)
+    for (t0, b0), (t1, b1) in zip(points, points[1:]):
+        assert b1 - b0 == pytest.approx(8 * 2 * 8 * 256 * 2 * (t1 - t0), rel=1e-9), (t0, t1)
+
+
 def test_mistral_is_drawn_with_its_rolling_window(client):
     """Regression: Mistral-7B v0.1 was drawn as if every layer kept every token, Llama-3-8B's line to 1M
     tokens; each of its layers keeps the last 4,096 (its config's sliding_window), as transformers' cache does."""
