@@ -111,10 +111,17 @@ TOAST_JS = """
   // The learner's next action closes the errors shown before it began: a value committed (its first
   // keystroke or drag step is when it began, so an error it caused on the way stays), a button, a tab.
   const began = new WeakMap();
+  // A slider sends each step, by its handle or its number box; a number box of its own sends only the value
+  // committed (Enter or blur), so its keystrokes queue nothing, and the error it answers with stays.
+  const sendsEachStep = (box) => box.type === "range" || !!box.closest(".block")?.querySelector("input[type=range]");
   document.addEventListener("input", (e) => {
     if (!began.has(e.target)) began.set(e.target, performance.now());
     if (e.isTrusted && e.target instanceof HTMLInputElement && ["number", "range"].includes(e.target.type)) {
-      typed = { box: e.target, at: performance.now(), keys: (typed?.box === e.target ? typed.keys : 0) + 1 };
+      if (sendsEachStep(e.target)) {
+        typed = { box: e.target, at: performance.now(), keys: (typed?.box === e.target ? typed.keys : 0) + 1 };
+      } else if (timer === null) {
+        typed = null;                                // a box of its own: a slider's steps before it are over
+      }
       // An error that came back while this value was being typed or dragged is about a value the control
       // no longer holds (typing 15, the 1 refused before the 5): the new value is sent now and answers for itself.
       if (typing.has(e.target)) closeFrom(typing.get(e.target));

@@ -111,6 +111,25 @@ def test_an_error_about_a_value_typed_on_the_way_closes_at_the_next_key(page, se
     expect(toast).to_have_count(0, timeout=5_000)
 
 
+def test_a_number_box_of_its_own_keeps_the_error_about_what_was_typed(page, server_url):
+    """A number box that is not a slider's sends only the value committed. The page script counted its
+    keystrokes as values queued behind the request (as a slider's are), closed the error that came back and
+    sent the value again, which answered with nothing new: head_dim 127, typed key by key, showed its error
+    for ~0.2 s, and the figures went on showing d = 128 with nothing to say so (a learner's trial found it)."""
+    page.goto(f"{server_url}?tab=positions")
+    expect(page.locator("#pos_rotate_plot .js-plotly-plot")).to_be_visible(timeout=30_000)
+    box = page.locator("#pos_head_dim input[type=number]")
+    box.click()
+    box.press("Control+a")
+    box.type("127", delay=150)
+    box.press("Enter")
+    toast = page.locator(".toast-body.error")
+    expect(toast).to_contain_text("127", timeout=30_000)
+    page.wait_for_timeout(1_500)                                     # the resend came 0.4 s after the last key
+    expect(toast).to_have_count(1)
+    expect(toast).to_be_visible()
+
+
 def test_a_value_typed_behind_an_error_or_clamped_on_blur_is_drawn(page, server_url):
     """Gradio runs a slider's input event once at a time and drops the value queued behind a request that
     fails: typing 15 sent 1 (below the minimum of 2) and never 15, and the figure stayed at the old depth
