@@ -345,6 +345,17 @@ class ScaleUp:
         return self.elements_per_token * self.bytes_per_elem
 
     @property
+    def per_token_bytes_past_window(self) -> float:
+        """Bytes per token once every window is full: the layers without one only (0 when all have one).
+
+        >>> s = scale_up("Gemma-3-12B", 8192)                # 8 of its 48 layers attend to everything
+        >>> s.per_token_bytes / 1024, s.per_token_bytes_past_window / 1024
+        (384.0, 64.0)
+        """
+        full_layers = self.spec.n_layers - self.spec.sliding_layers
+        return self.per_token_bytes * full_layers / self.spec.n_layers
+
+    @property
     def baseline_ratio(self) -> float:
         """How many times the cache the baseline would be (4 for Llama-3-8B: 32 query heads, 8 KV heads)."""
         return self.baseline_bytes / self.cache_bytes

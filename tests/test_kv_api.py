@@ -140,6 +140,10 @@ def test_gemma_3_grows_by_its_8_global_layers_past_its_window(client):
     fig, *_ = client.predict(preset="Mixtral-8x7B", api_name="/kv_scale")
     lines = {t["name"]: t for t in plot_json(fig)["data"] if t.get("mode") == "lines"}
     gemma = lines["Gemma-3-12B"]
+    _, md, *_ = client.predict(preset="Gemma-3-12B", context=131072, api_name="/kv_scale")
+    # The per-token line said 384 KiB only: × 131,072 tokens that is 48 GiB, beside the 8.31 GiB above it.
+    assert ("= 384.00 KiB; past T = 1,024, the 8 layers without a window only: `2 · 8 · 256 · 8 · 2 B` = 64.00 KiB"
+            in md)
     points = [(t, y * 2**30) for t, y in zip(gemma["x"], gemma["y"])]      # from 1K tokens to 1M
     assert points[0] == (1024, 48 * 1024 * 2 * 8 * 256 * 2)
     for (t0, b0), (t1, b1) in zip(points, points[1:]):

@@ -301,7 +301,13 @@ def scale_markdown(s, lang: str = "en") -> str:
                                               layers=spec.n_layers, w=spec.sliding_window))
     cross = (f"{tr(lang, 'kv_fig_s_cross')} **T = {s.crossover_tokens:,}** {tr(lang, 'kv_fig_s_tokens')}"
              if s.crossover_tokens is not None else tr(lang, "kv_fig_s_no_cross", w=spec.sliding_window))
-    per_token_bytes = s.per_token_bytes
+    per_token_bytes, past_window = s.per_token_bytes, ""
+    if spec.sliding_layers:                        # then the layers without a window only, if any
+        full = spec.n_layers - spec.sliding_layers
+        past_window = semicolon + (tr(lang, "kv_fig_s_past_window", w=spec.sliding_window, full=full,
+                                      formula=f"`{per_values} · {full} · {b}`",
+                                      size=human(s.per_token_bytes_past_window, "B"))
+                                   if full else tr(lang, "kv_fig_s_past_window_none", w=spec.sliding_window))
     return "\n".join([
         f"**{spec.name}** · {shape}",
         "",
@@ -309,7 +315,7 @@ def scale_markdown(s, lang: str = "en") -> str:
         f"  = `{plugged}` = **{s.cache_bytes:,} B = {human(s.cache_bytes, 'B')}**",
         f"- {tr(lang, 'kv_fig_s_per_token_window' if spec.sliding_layers else 'kv_fig_s_per_token')}{colon}"
         f"`{per_token}` = {per_token_bytes:,.0f} B = "
-        f"{human(per_token_bytes, 'B')}",
+        f"{human(per_token_bytes, 'B')}{past_window}",
         f"- {tr(lang, 'kv_fig_s_weights', params=s.params, b=s.bytes_per_elem)}{colon}{human(s.weights_bytes, 'B')}"
         f"{semicolon}{cross}",
         f"- {baseline}{colon}{human(s.baseline_bytes, 'B')}{comma}{tr(lang, 'kv_fig_s_times', x=s.baseline_ratio)}",
