@@ -145,6 +145,7 @@ Only $m-n$ is left: absolute positions go in, a relative position comes out, and
         "pos_fig_s_alibi": "ALiBi x·x/√d − slope<sub>1</sub>·|m − n|<br>diagonal spread {s}",
         "pos_fig_logit": "logit", "pos_fig_bias": "bias",
         "pos_fig_h_perm": "The permutation", "pos_fig_h_check": "Checked now", "pos_fig_code": "in code",
+        "pos_fig_code_perm": "even dims, then odd",
         "pos_fig_perm_line": "`perm` = {perm} · inverse `perm.argsort()` = {inv}",
         "pos_fig_check_x": "max |half(x[…, perm]) − interleaved(x)[…, perm]| over a random x of shape [2, 3, 16, {d}]: "
                    "**{f64}** in float64, **{f32}** in float32",
@@ -331,6 +332,7 @@ $$\langle f(q,m), f(k,n)\rangle = \mathrm{Re}\sum_i q^{(i)}\,\overline{k^{(i)}}\
         "pos_fig_s_alibi": "ALiBi x·x/√d − slope<sub>1</sub>·|m − n|<br>对角线差值 {s}",
         "pos_fig_logit": "logit", "pos_fig_bias": "偏置",
         "pos_fig_h_perm": "置换", "pos_fig_h_check": "现场验证", "pos_fig_code": "代码",
+        "pos_fig_code_perm": "先取偶数维，再取奇数维",
         "pos_fig_perm_line": "`perm` = {perm} · 逆置换 `perm.argsort()` = {inv}",
         "pos_fig_check_x": "对形状为 [2, 3, 16, {d}] 的随机 x，max |half(x[…, perm]) − interleaved(x)[…, perm]|："
                    "float64 下 **{f64}**，float32 下 **{f32}**",

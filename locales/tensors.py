@@ -62,6 +62,7 @@ STRINGS = {
         "tensors_write_shows": "shows in the original (position {position}), {n}× in the view",
         "tensors_write_hidden": "does not reach the original",
         "tensors_refused": "refused.",
+        "tensors_refused_says": "refused. PyTorch: `{error}`",
         # layout: why an operation failed
         "tensors_why_view": "view never copies: it must reach the same memory with new strides, and these "
                             "elements (strides {stride}) are not laid out the way the new shape reads them. "
@@ -293,6 +294,7 @@ How it is computed: the original is `torch.arange(n, dtype=float32)`, so each va
         "tensors_write_shows": "出现在原张量中（位置 {position}），在视图中出现 {n} 次",
         "tensors_write_hidden": "不会影响原张量",
         "tensors_refused": "被拒绝。",
+        "tensors_refused_says": "被拒绝。PyTorch：`{error}`",
         "tensors_why_view": "view 从不复制：它必须用新的步长读同一块内存，而这些元素（步长 {stride}）的排列方式"
                             "不符合新形状的读取顺序。请用 reshape（必要时复制）或先调用 contiguous()。",
         "tensors_why_numel": "尺寸 {sizes} 相乘得 {product}，但张量有 {numel} 个元素",

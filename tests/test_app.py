@@ -2,6 +2,7 @@
 import importlib
 import pkgutil
 import re
+from pathlib import Path
 import subprocess
 import sys
 import textwrap
@@ -413,3 +414,27 @@ def test_the_page_is_sent_compressed(server_url):
     script = "/" + re.search(rb'src="\./(assets/index-[^"]+\.js)"', page).group(1).decode()
     sent, encoding = get(script, "br")
     assert encoding == "br" and brotli.decompress(sent) == get(script, None)[0]   # compressed once, not twice
+
+
+def test_chinese_lines_compose_with_chinese_punctuation_and_no_english_comment():
+    """What a learner's trial of the Chinese page found: a Calculator summary line "KV 缓存布局（YOCO）: …" and
+    "8.49 B (与嵌入…)", headings "置换." and "代码:" over the RoPE layouts' check, "被拒绝。 PyTorch:" in the
+    Tensors table, and English comments in code shown on the page ("# even dims, then odd", "# the residual
+    stream into the block")."""
+    from models import tensors
+    from models.attention_explore import steps
+    from models.calculator import PRESETS, RunSettings, analyze
+    from viz.calculator import summary_markdown
+    from viz.positions_compare import conventions_markdown
+    from viz.tensors import steps_markdown
+
+    summary = summary_markdown(analyze(PRESETS["Gemma-3-12B"], RunSettings()), "zh-CN")
+    assert not re.search(r"</b>: |\d (B|%) \(|[\u4e00-\u9fff）] \(", summary), summary
+    conventions = conventions_markdown([0, 2, 1, 3], [0, 2, 1, 3], {"float64": 0.0, "float32": 1e-7},
+                                       {"meta": 1.0, "hf": 1.0}, "zh-CN")
+    assert "**." not in conventions and ":**" not in conventions and "even dims" not in conventions
+    table = steps_markdown(tensors.replay(*tensors.PRESETS["heads_merge"]).steps, "zh-CN")
+    assert "被拒绝。PyTorch：`" in table and "。 " not in table
+    source = Path(steps.__file__).read_text(encoding="utf-8")
+    comments = re.findall(r'steps\.add\("\w+", "[^"]*#([^"]*)"', source)      # the code lines the page shows
+    assert not [c for c in comments if re.search("[A-Za-z]{2,} [A-Za-z]{2,}", c)], comments    # notation, no prose

@@ -170,10 +170,10 @@ def layouts_markdown(lay, spec, lang: str = "en") -> str:
     else:
         e_formula = " = ".join((*per_position_formula(spec), str(lay.per_layer)))
     r1, r2 = (lay.ratios[c] for c in sorted(lay.ratios))
-    return _details(_t(lang)("h_layouts"), _t(lang)("layouts_value", r1=r1, r2=r2),
-                    S("layouts", L=lay.n_layers, e=lay.per_layer, e_formula=e_formula, W=lay.window,
-                      half=lay.self_layers, mla=lay.mla_per_layer, mla_note="" if lay.mla_own else S("mla_ds"),
-                      batch=lay.batch, bpe=lay.bytes_per_element, r1=r1, r2=r2, inv=1 / lay.n_layers))
+    formula = S("layouts", L=lay.n_layers, e=lay.per_layer, e_formula=e_formula, W=lay.window, half=lay.self_layers,
+                mla=lay.mla_per_layer, mla_note="" if lay.mla_own else S("mla_ds"), batch=lay.batch,
+                bpe=lay.bytes_per_element, r1=r1, r2=r2, inv=1 / lay.n_layers)
+    return _details(_t(lang)("h_layouts"), _t(lang)("layouts_value", r1=r1, r2=r2), formula, lang)
 
 
 def _details(title: str, value: str, formula: str, lang: str = "en") -> str:
@@ -204,7 +204,8 @@ def summary_markdown(a, lang: str = "en") -> str:
     why = [S(f"why_{k}", n=s.n_experts, width=H * s.hd, d=d) for k in r.reasons]
     reasons = tr(lang, "sep_list").join(why)
     verdict = S("verdict_cancels" if r.cancels else "verdict_fails", reasons=reasons) if why else S("verdict_holds")
-    rows.append(details(T("h_rule"), f"{human(r.rule)} ({T('off_by', p=100 * r.off, n=human(r.non_embedding))})",
+    off_by = tr(lang, "sep_paren", text=T("off_by", p=100 * r.off, n=human(r.non_embedding)))
+    rows.append(details(T("h_rule"), human(r.rule) + off_by,
                         S("rule", L=L, d=d, rule=f"{r.rule:,}", n=f"{r.non_embedding:,}", off=100 * r.off,
                           off_total=100 * r.off_total, att=r.attention_d2, ffn=r.ffn_d2,
                           emb=100 * r.embedding_share, verdict=verdict)))

@@ -78,12 +78,13 @@ def matrices_figure(rotations: dict[str, list[list[float]]], position: int, matr
 def conventions_markdown(perm: list[int], inverse: list[int], max_diff: dict[str, float], scores: dict[str, float],
                          lang: str = "en") -> str:
     """The permutation, its inverse, and the three checks, with the two lines of code."""
-    lines = [f"**{tr(lang, 'pos_fig_h_perm')}.** " + tr(lang, "pos_fig_perm_line", perm=perm, inv=inverse),
-             "", f"**{tr(lang, 'pos_fig_h_check')}.** " + tr(lang, "pos_fig_check_x",
+    colon = tr(lang, "sep_colon")
+    lines = [f"**{tr(lang, 'pos_fig_h_perm')}**{colon}" + tr(lang, "pos_fig_perm_line", perm=perm, inv=inverse),
+             "", f"**{tr(lang, 'pos_fig_h_check')}**{colon}" + tr(lang, "pos_fig_check_x",
                  d=len(perm), f64=f"{max_diff['float64']:.2g}", f32=f"{max_diff['float32']:.2g}"),
              "", tr(lang, "pos_fig_check_w", meta=f"{scores['meta']:.12g}", hf=f"{scores['hf']:.12g}"),
-             "", f"**{tr(lang, 'pos_fig_code')}:**", "```python",
-             "perm = torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])   # even dims, then odd",
+             "", f"**{tr(lang, 'pos_fig_code')}**{colon}", "```python",
+             "perm = torch.cat([torch.arange(0, d, 2), torch.arange(1, d, 2)])   # " + tr(lang, "pos_fig_code_perm"),
              "apply_rope(x[..., perm], style=\"half\") == apply_rope(x, style=\"interleaved\")[..., perm]",
              "```"]
     return "\n".join(lines)

@@ -181,9 +181,9 @@ def steps_markdown(steps: list, lang: str = "en") -> str:
     for s in steps:
         op = f"`{s.op}`" if s.op else tr(lang, "tensors_fig_original")
         if not s.ok:
-            message = f" PyTorch: `{s.error}`" if s.error else ""
+            refused = tr(lang, "tensors_refused_says", error=s.error) if s.error else tr(lang, "tensors_refused")
             why = tr(lang, s.why, **s.why_params)
-            out.append(f"| {s.index} | {op} | ✗ | <span class=\"refused\">{tr(lang, 'tensors_refused')}{message} — **{why}**"
+            out.append(f"| {s.index} | {op} | ✗ | <span class=\"refused\">{refused} — **{why}**"
                        "</span> | | | | |\n")                      # a cell that wraps (app.py's CSS)
             continue
         if s.shares:

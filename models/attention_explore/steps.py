@@ -183,7 +183,7 @@ def _mha_steps(block, rope, x: torch.Tensor, steps: _Stages):
     B, T, C = x.shape
     H, n_kv, d = cfg.n_heads, cfg.n_kv_heads, cfg.head_dim
     i = steps.i
-    steps.add("x", "x  # the residual stream into the block", {"x": (x, None)}, x[0, i])
+    steps.add("x", "x", {"x": (x, None)}, x[0, i])
     hx = block.attn_norm(x)                                                          # (B, T, C)
     steps.add("norm", "h = norm(x)", {"h": (hx, ("x", x))}, hx[0, i])
     qkv = attn.qkv(hx)                                                               # (B, T, (H + 2·n_kv)·d)
@@ -224,7 +224,7 @@ def _mla_steps(block, rope, x: torch.Tensor, steps: _Stages):
     B, T, C = x.shape
     H, hd, dr, r, vd = cfg.n_heads, cfg.head_dim, cfg.rope_dim, cfg.kv_latent_dim, cfg.v_head_dim
     i = steps.i
-    steps.add("x", "x  # the residual stream into the block", {"x": (x, None)}, x[0, i])
+    steps.add("x", "x", {"x": (x, None)}, x[0, i])
     hx = block.attn_norm(x)                                                          # (B, T, C)
     steps.add("norm", "h = norm(x)", {"h": (hx, ("x", x))}, hx[0, i])
     qkv = attn.qkv(hx)                                                               # (B, T, H·(hd+dr) + r + dr)
@@ -240,7 +240,7 @@ def _mla_steps(block, rope, x: torch.Tensor, steps: _Stages):
     steps.add("split_rope", f"q_nope, q_rope = q.split([{hd}, {dr}], -1)",
               {"q_nope": (q_nope, ("q", qt)), "q_rope": (q_rope, ("q", qt))}, q_nope[0, :, i], rows="heads")
     cn = attn.kv_norm(c)                                                             # (B, T, r)
-    steps.add("kv_norm", "c = kv_norm(c)  # the cached latent", {"c": (cn, ("c", c))}, cn[0, i])
+    steps.add("kv_norm", "c = kv_norm(c)", {"c": (cn, ("c", c))}, cn[0, i])
     q_rot, k_rot = rope_rotate(q_rope, *rope), rope_rotate(k_rope[:, None], *rope)  # (B, H, T, dr), (B, 1, T, dr)
     steps.add("rope", "q_rope = rope(q_rope)\nk_rope = rope(k_rope[:, None])",
               {"q_rope": (q_rot, ("q_rope", q_rope)), "k_rope": (k_rot, ("k_rope", k_rope))}, q_rot[0, :, i],
