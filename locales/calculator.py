@@ -126,9 +126,10 @@ STRINGS = {
         "calc_v_layout_yoco": "YOCO (L/2 sliding-window + 1 global KV)", "calc_v_layout_mla": "MLA",
         "calc_v_layout_mla_ds": "MLA at DeepSeek-V2's sizes", "calc_v_cache_bytes": "cache (bytes)",
         "calc_v_h_layouts": "KV cache layouts (YOCO)",
+        "calc_s_window_own": "this model's W", "calc_s_window_mistral": "Mistral's W",
         "calc_v_layouts_value": "YOCO / standard = {r1:.4f} at 128K tokens, {r2:.4f} at 1M",
         "calc_s_layouts": "- standard: L·e·T = {L}·{e}·T, e = {e_formula} numbers per layer and token\n"
-                          "- sliding window (Mistral): L·e·min(T, W) = {L}·{e}·min(T, {W})\n"
+                          "- sliding window ({whose}): L·e·min(T, W) = {L}·{e}·min(T, {W})\n"
                           "- YOCO (Sun et al. 2024): (L/2)·e·min(T, W) + e·T = {half}·{e}·min(T, {W}) + {e}·T: "
                           "a self-decoder of L/2 sliding-window layers, then one global K, V that all L/2 "
                           "cross-decoder layers share\n"
@@ -283,9 +284,10 @@ STRINGS = {
         "calc_v_layout_yoco": "YOCO（L/2 层滑动窗口 + 1 份全局 KV）", "calc_v_layout_mla": "MLA",
         "calc_v_layout_mla_ds": "按 DeepSeek-V2 尺寸的 MLA", "calc_v_cache_bytes": "缓存（字节）",
         "calc_v_h_layouts": "KV 缓存布局（YOCO）",
+        "calc_s_window_own": "本模型自己的 W", "calc_s_window_mistral": "借用 Mistral 的 W",
         "calc_v_layouts_value": "YOCO / 标准 = {r1:.4f}（128K 词元），{r2:.4f}（1M）",
         "calc_s_layouts": "- 标准：L·e·T = {L}·{e}·T，e = {e_formula} 是每层每个词元缓存的数值个数\n"
-                          "- 滑动窗口（Mistral）：L·e·min(T, W) = {L}·{e}·min(T, {W})\n"
+                          "- 滑动窗口（{whose}）：L·e·min(T, W) = {L}·{e}·min(T, {W})\n"
                           "- YOCO（Sun 等，2024）：(L/2)·e·min(T, W) + e·T = {half}·{e}·min(T, {W}) + {e}·T："
                           "先是 L/2 层滑动窗口的自解码器，再是所有 L/2 层交叉解码器共享的一份全局 K、V\n"
                           "- MLA：L·(r_kv + rope)·T = {L}·{mla}·T{mla_note}\n\n"

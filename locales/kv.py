@@ -36,7 +36,7 @@ STRINGS = {
         "kv_growth_plot": "Bytes and time per step",
         "kv_groups_plot": "Query heads and the K/V they read",
         "kv_scale_heading": r"""### Scale it up on paper
-The same formula for real models (the Calculator's presets and backend): how big the cache gets as each model's config has it, and at which context it outgrows the weights. Most layers keep every token; Mistral-7B v0.1 attends to a 4,096-token window on every layer and keeps a rolling buffer of it, so its cache stops growing there, 0.5 GiB in bf16 (Hugging Face's cache keeps 4,095 between steps and adds the step's own). Gemma-3-12B interleaves them: 40 of its 48 layers keep a 1,024-token window, so past 1,024 tokens its cache grows at a sixth of the rate, with its 8 global layers. Below it, the chosen model's cache in four layouts: the standard decoder, a sliding window (Mistral's 4,096 tokens), YOCO (a self-decoder with a window cache, then one global KV shared by the cross-decoder's layers) and MLA (one latent per token), with each formula and the YOCO / standard ratio at 128K and 1M tokens.""",
+The same formula for real models (the Calculator's presets and backend): how big the cache gets as each model's config has it, and at which context it outgrows the weights. Most layers keep every token; Mistral-7B v0.1 attends to a 4,096-token window on every layer and keeps a rolling buffer of it, so its cache stops growing there, 0.5 GiB in bf16 (Hugging Face's cache keeps 4,095 between steps and adds the step's own). Gemma-3-12B interleaves them: 40 of its 48 layers keep a 1,024-token window, so past 1,024 tokens its cache grows at a sixth of the rate, with its 8 global layers. Below it, the chosen model's cache in four layouts: the standard decoder, a sliding window (the model's own W, or Mistral's 4,096 tokens), YOCO (a self-decoder with a window cache, then one global KV shared by the cross-decoder's layers) and MLA (one latent per token), with each formula and the YOCO / standard ratio at 128K and 1M tokens.""",
         "kv_preset": "Model",
         "kv_context": "Context length T (tokens)",
         "kv_batch": "Batch (sequences)",
@@ -175,7 +175,7 @@ What to notice: switch MHA → GQA → MQA → MLA and the cache picture shrinks
         "kv_growth_plot": "字节数与每步耗时",
         "kv_groups_plot": "查询头及其读取的 K/V",
         "kv_scale_heading": r"""### 放大到真实规模（纸上计算）
-把同一公式用到真实模型上（沿用“计算器”页的预设和后端）：按各模型的配置，缓存会有多大，上下文多长时它会超过权重。大多数层保留每个词元；Mistral-7B v0.1 的每一层都只关注 4,096 个词元的窗口，并用滚动缓冲区保存它，所以缓存到这里就不再增长，bf16 下为 0.5 GiB（Hugging Face 的缓存在两步之间保留 4,095 个，再加上当前这一步自己的）。Gemma-3-12B 则把两者交替排列：48 层中有 40 层只保留 1,024 个词元的窗口，所以超过 1,024 个词元后，只有 8 个全局层还在增长，缓存的增速只有原来的六分之一。下方是所选模型的缓存在四种布局下的大小：标准解码器、滑动窗口（Mistral 的 4,096 个词元）、YOCO（自解码器只缓存一个窗口，之后交叉解码器的各层共享一份全局 KV）和 MLA（每个词元一个潜向量），并给出各自的公式，以及 128K 和 1M 词元时 YOCO 与标准布局之比。""",
+把同一公式用到真实模型上（沿用“计算器”页的预设和后端）：按各模型的配置，缓存会有多大，上下文多长时它会超过权重。大多数层保留每个词元；Mistral-7B v0.1 的每一层都只关注 4,096 个词元的窗口，并用滚动缓冲区保存它，所以缓存到这里就不再增长，bf16 下为 0.5 GiB（Hugging Face 的缓存在两步之间保留 4,095 个，再加上当前这一步自己的）。Gemma-3-12B 则把两者交替排列：48 层中有 40 层只保留 1,024 个词元的窗口，所以超过 1,024 个词元后，只有 8 个全局层还在增长，缓存的增速只有原来的六分之一。下方是所选模型的缓存在四种布局下的大小：标准解码器、滑动窗口（模型自己的 W，没有则用 Mistral 的 4,096 个词元）、YOCO（自解码器只缓存一个窗口，之后交叉解码器的各层共享一份全局 KV）和 MLA（每个词元一个潜向量），并给出各自的公式，以及 128K 和 1M 词元时 YOCO 与标准布局之比。""",
         "kv_preset": "模型",
         "kv_context": "上下文长度 T（词元）",
         "kv_batch": "批大小（序列数）",

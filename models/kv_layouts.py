@@ -3,8 +3,8 @@ attention, YOCO and MLA.
 
 - **standard**: every layer caches K and V of every token, ``L·e·T`` numbers, ``e`` = one layer's
   :func:`models.calculator.kv_elements` (``2·n_kv·head_dim``).
-- **sliding window** (Mistral-7B v0.1, window W = 4,096): each layer keeps the last W tokens only,
-  ``L·e·min(T, W)``.
+- **sliding window**: each layer keeps the last W tokens only, ``L·e·min(T, W)``; W is the model's own
+  window where it has one, Mistral-7B v0.1's 4,096 otherwise.
 - **YOCO** (You Only Cache Once, Sun et al. 2024, §2): the first L/2 layers (the self-decoder) use
   efficient self-attention, here sliding-window attention, ``(L/2)·e·min(T, W)``; the self-decoder's output
   is projected once into one global K, V cache, ``e·T``, that all L/2 cross-decoder layers attend to.
@@ -65,9 +65,10 @@ def layout_elements(layout: str, T: int, *, n_layers: int, per_layer: int, mla_p
     raise ValueError(f"layout {layout!r} must be one of {', '.join(LAYOUTS)}")
 
 
-def kv_layouts(spec: ModelSpec, *, dtype: str = "bf16", batch: int = 1, window: int = MISTRAL_WINDOW,
+def kv_layouts(spec: ModelSpec, *, dtype: str = "bf16", batch: int = 1, window: int | None = None,
                points: int = 40) -> Layouts:
-    """The four layouts of ``spec`` from 1K to 1M tokens (log-spaced, 128K and 1M included).
+    """The four layouts of ``spec`` from 1K to 1M tokens (log-spaced, 128K and 1M included); the sliding
+    window ``window``, by default the model's own (Gemma-3-12B: 1,024) or, for a model without one, Mistral's.
 
     >>> from models.calculator import PRESETS
     >>> r = kv_layouts(PRESETS["Llama-3-8B"]).ratios
@@ -84,6 +85,7 @@ def kv_layouts(spec: ModelSpec, *, dtype: str = "bf16", batch: int = 1, window: 
     top = min(CALC_MAX_CONTEXT, RATIO_AT[-1])
     contexts = sorted({round(1024 * (top / 1024) ** (i / (points - 1))) for i in range(points)} | set(RATIO_AT))
     bpe = bytes_per_element(dtype)
+    window = window or spec.sliding_window or MISTRAL_WINDOW
     sizes = dict(n_layers=spec.n_layers, per_layer=per_layer, mla_per_layer=mla, window=window)
     nbytes = {k: [round(layout_elements(k, T, **sizes) * batch * bpe) for T in contexts] for k in LAYOUTS}
     ratios = {T: layout_elements("yoco", T, **sizes) / layout_elements("standard", T, **sizes) for T in RATIO_AT}

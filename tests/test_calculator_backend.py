@@ -12,6 +12,7 @@ from models.calculator import (GiB, PRESETS, ModelSpec, RunSettings, activation_
                                rule_of_thumb, training_memory)
 from models.calculator_config import spec_from_config
 from models.calculator_verify import build_model, verify
+from viz.calculator import layouts_markdown
 
 # Totals published by the model authors / computed by summing the released checkpoints' tensors.
 PUBLISHED = {
@@ -350,6 +351,20 @@ def test_phi_mlps_plain_and_gated():
 
 
 # --------------------------------------------------------------------------- KV-cache layouts (YOCO)
+def test_a_windowed_models_layouts_use_its_own_window():
+    """Gemma-3-12B's sliding-window layout and its YOCO used Mistral's W = 4,096 beside its own 1,024 (a
+    learner's trial found the figure at odds with the model's fields); a model without a window keeps
+    Mistral's. By hand, bf16: 48 layers · 4,096 numbers · min(T, 1,024) · 2 B."""
+    from models.kv_layouts import kv_layouts
+    gemma = kv_layouts(PRESETS["Gemma-3-12B"])
+    at = gemma.contexts.index(131072)
+    assert gemma.window == 1024
+    assert gemma.bytes["sliding"][at] == 48 * 4096 * 1024 * 2
+    assert gemma.bytes["yoco"][at] == (24 * 4096 * 1024 + 4096 * 131072) * 2
+    assert kv_layouts(PRESETS["Llama-3-8B"]).window == 4096
+    assert "this model's W" in layouts_markdown(gemma, PRESETS["Gemma-3-12B"], "en")
+
+
 def test_yoco_sliding_window_and_mla_by_hand_for_llama_3_8b():
     from models.kv_layouts import kv_layouts
     lay = kv_layouts(PRESETS["Llama-3-8B"], dtype="bf16", batch=1)

@@ -170,9 +170,10 @@ def layouts_markdown(lay, spec, lang: str = "en") -> str:
     else:
         e_formula = " = ".join((*per_position_formula(spec), str(lay.per_layer)))
     r1, r2 = (lay.ratios[c] for c in sorted(lay.ratios))
-    formula = S("layouts", L=lay.n_layers, e=lay.per_layer, e_formula=e_formula, W=lay.window, half=lay.self_layers,
-                mla=lay.mla_per_layer, mla_note="" if lay.mla_own else S("mla_ds"), batch=lay.batch,
-                bpe=lay.bytes_per_element, r1=r1, r2=r2, inv=1 / lay.n_layers)
+    whose = S("window_own" if spec.sliding_window else "window_mistral")
+    formula = S("layouts", L=lay.n_layers, e=lay.per_layer, e_formula=e_formula, W=lay.window, whose=whose,
+                half=lay.self_layers, mla=lay.mla_per_layer, mla_note="" if lay.mla_own else S("mla_ds"),
+                batch=lay.batch, bpe=lay.bytes_per_element, r1=r1, r2=r2, inv=1 / lay.n_layers)
     return _details(_t(lang)("h_layouts"), _t(lang)("layouts_value", r1=r1, r2=r2), formula, lang)
 
 
