@@ -238,4 +238,7 @@ def build() -> dict:
         **event(load_config, ui, ("preset", *FIELDS), api_visibility="private")).success(**fit).success(
         api_visibility="private", **main)
     verify_button.click(api_name="calculate_verify", **event(verify_spec, ui, ("verification",)))
+    # A verification is of the model it ran on: a field or a setting changed takes it away (in the page).
+    gr.on([w.change for w in controls], None, None, ui.verification, js="() => ''", api_visibility="private",
+          show_progress="hidden")
     return {**main, "fills": [fill]}

@@ -51,6 +51,11 @@ def test_preset_and_config(page, server_url, shot):
     assert errors() == []
     expect(page.locator("#calc_n_experts input")).to_have_value("8")           # the fields kept
     shot(page, "mixtral")
+    # A verification is of the model it ran on: it stayed, "✓ equal", beside another model's fields.
+    page.locator("#calc_n_layers input").fill("31")
+    page.locator("#calc_n_layers input").press("Enter")
+    expect(summary).to_contain_text("31", timeout=15_000)
+    expect(page.locator("#calc_verification")).not_to_contain_text("✓ equal")
 
     page.get_by_role("button", name="Paste a config.json").click()
     page.locator("#calc_json textarea").fill("{not json")                     # refused: a message, fields kept
