@@ -181,6 +181,16 @@ def test_a_preset_said_in_chinese_runs_the_same_steps_with_its_comments_in_chine
         assert not re.search(r"[a-z]{2,}", line.split("#")[1].replace("PyTorch", "")), line
 
 
+def test_the_write_legend_counts_the_other_elements_at_the_written_memory():
+    """expand(3, 4) of a [1, 4] bias: stride 0 down the rows, so the element written at [0, 0] is also [1, 0]
+    and [2, 0], 2 more; a view without stride 0 has none. The legend said "its 1 alias(es)" for none."""
+    from viz.tensors import view_figure
+    steps = [s for s in replay(*tensors.PRESETS["bias"]).steps if s.ok]
+    legends = [[t["name"] for t in view_figure(s)["data"] if t.get("mode") == "markers"] for s in steps]
+    assert legends == [["the element written"]] * 2 + [
+        ["the element written, and 2 more in this view at the same memory"], ["the element written"]]
+
+
 # ------------------------------------------------------------------- number formats (moved from the calculator)
 def test_format_facts_are_the_published_ones():
     by_name = {f.name: facts(f) for f in FORMATS}

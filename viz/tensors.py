@@ -111,6 +111,15 @@ def _canvas(shape: tuple[int, ...]) -> tuple[int, int, list[tuple[int, int]], li
     return a * (c + 1) - 1, b * (d + 1) - 1, cells, index
 
 
+def _written(aliases: int, lang: str = "en") -> str:
+    """The legend of the written marks: the element written, and how many others of the view read its memory.
+
+    >>> _written(0), _written(2)
+    ('the element written', 'the element written, and 2 more in this view at the same memory')
+    """
+    return tr(lang, "tensors_fig_write_here", n=aliases) if aliases else tr(lang, "tensors_fig_write_one")
+
+
 def view_figure(step, lang: str = "en") -> dict:
     """The elements of one step's tensor laid out by index (the last two dims as a matrix, leading dims
     as blocks), each showing its value: the original's position in memory it came from."""
@@ -142,7 +151,7 @@ def view_figure(step, lang: str = "en") -> dict:
     cell = min((height - 150) / rows, PLOT_WIDTH / cols)             # pixels per cell, roughly
     if marked_x:
         data.append({"type": "scatter", "mode": "markers", "x": marked_x, "y": marked_y, "hoverinfo": "skip",
-                     "name": tr(lang, "tensors_fig_write_here", n=len(marked_x)), "showlegend": True,
+                     "name": _written(len(marked_x) - 1, lang), "showlegend": True,
                      "marker": {"symbol": "square-open", "size": max(4, int(cell * 0.8)),
                                 "line": {"width": 2 if cell < 16 else 3, "color": WRITE}}})
     layout = base_layout(height=height, title=title) | {
