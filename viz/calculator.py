@@ -112,12 +112,14 @@ def _kv_formula(s, run, lang: str) -> str:
 
     >>> from models.calculator import PRESETS, RunSettings
     >>> _kv_formula(PRESETS["Llama-3-8B"], RunSettings(seq_len=4096), "en")
-    '2·n_kv·hd·L·T·B·bytes = 2·8·128·32·4096·1·bf16'
+    '2·n_kv·hd·L·T·batch·bytes = 2·8·128·32·4096·1·2 B (bf16)'
     """
+    from models.calculator import bytes_per_element
     per, per_values = per_position_formula(s)
     positions, values = positions_formula(s, run.seq_len)
     notes = [tr(lang, "calc_s_kv_mla_note")] * s.is_mla + [tr(lang, "calc_s_kv_window_note")] * bool(s.sliding_layers)
-    return (f"{per}·{positions}·B·bytes = {per_values}·{values}·{run.batch}·{run.kv_dtype}"
+    return (f"{per}·{positions}·batch·bytes = {per_values}·{values}·{run.batch}·"
+            f"{bytes_per_element(run.kv_dtype):g} B{tr(lang, 'sep_paren', text=run.kv_dtype)}"
             + "".join(tr(lang, "sep_paren", text=note) for note in notes))
 
 
