@@ -153,6 +153,11 @@ class ModelSpec:
     def is_mla(self) -> bool:
         return self.kv_lora_rank > 0
 
+    @property
+    def full_layers(self) -> int:
+        """Layers that attend to (and cache) every token: those without a sliding window."""
+        return self.n_layers - self.sliding_layers
+
 
 # --------------------------------------------------------------------------- parameters
 def _norm_params(spec: ModelSpec, dim: int) -> int:
@@ -418,7 +423,7 @@ def cached_positions(spec: ModelSpec, seq_len: int) -> int:
     >>> cached_positions(PRESETS["Llama-3-8B"], 32768), cached_positions(PRESETS["Mistral-7B v0.1"], 32768)
     (1048576, 131072)
     """
-    return (spec.n_layers - spec.sliding_layers) * seq_len + spec.sliding_layers * min(seq_len, spec.sliding_window)
+    return spec.full_layers * seq_len + spec.sliding_layers * min(seq_len, spec.sliding_window)
 
 
 def kv_cache_bytes(spec: ModelSpec, seq_len: int, batch: int = 1, dtype: str | float = "fp16") -> int:

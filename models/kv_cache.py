@@ -352,8 +352,7 @@ class ScaleUp:
         >>> s.per_token_bytes / 1024, s.per_token_bytes_past_window / 1024
         (384.0, 64.0)
         """
-        full_layers = self.spec.n_layers - self.spec.sliding_layers
-        return self.per_token_bytes * full_layers / self.spec.n_layers
+        return self.per_token_bytes * self.spec.full_layers / self.spec.n_layers
 
     @property
     def baseline_ratio(self) -> float:

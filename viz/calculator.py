@@ -104,7 +104,7 @@ def positions_formula(s, seq_len: int, sep: str = "·", number=str) -> tuple[str
     if not Lw:
         return f"L{sep}T", f"{L}{sep}{number(seq_len)}"
     return (f"((L − L_w){sep}T + L_w{sep}min(T, W))",
-            f"({L - Lw}{sep}{number(seq_len)} + {Lw}{sep}{number(min(seq_len, s.sliding_window))})")
+            f"({s.full_layers}{sep}{number(seq_len)} + {Lw}{sep}{number(min(seq_len, s.sliding_window))})")
 
 
 def _kv_formula(s, run, lang: str) -> str:

@@ -303,7 +303,7 @@ def scale_markdown(s, lang: str = "en") -> str:
              if s.crossover_tokens is not None else tr(lang, "kv_fig_s_no_cross", w=spec.sliding_window))
     per_token_bytes, past_window = s.per_token_bytes, ""
     if spec.sliding_layers:                        # then the layers without a window only, if any
-        full = spec.n_layers - spec.sliding_layers
+        full = spec.full_layers
         past_window = semicolon + (tr(lang, "kv_fig_s_past_window", w=spec.sliding_window, full=full,
                                       formula=f"`{per_values} · {full} · {b}`",
                                       size=human(s.per_token_bytes_past_window, "B"))
